@@ -1,0 +1,63 @@
+"""A zero-latency mock LLM for benchmarks, in its own process: each turn is glob → grep → read → answer.
+
+Run as `python bench/_mock.py`; prints `mockllm listening on URL`.
+"""
+
+from __future__ import annotations
+
+from cowork.testing.mockllm import MockLLMServer, MockRequest, MockResponse, MockToolCall, MockUsage
+
+STEPS = [
+    MockToolCall(name="glob", arguments={"pattern": "**/*.py"}),
+    MockToolCall(name="grep", arguments={"pattern": "def main", "outputMode": "content"}),
+    MockToolCall(name="read", arguments={"filePath": "src/app.py"}),
+]
+USAGE = MockUsage(input_tokens=1000, output_tokens=20)
+
+
+def script(request: MockRequest) -> MockResponse:
+    # How far this turn has got = tool results since the last user message.
+    done = 0
+    for message in reversed(request.messages):
+        if message["role"] == "user":
+            break
+        if message["role"] == "tool":
+            done += 1
+    if done < len(STEPS):
+        return MockResponse(tool_calls=[STEPS[done]], usage=USAGE)
+    return MockResponse(text="The answer is 42, from `src/app.py`: `main()` returns it.", chunk_size=8, usage=USAGE)
+
+
+def steps_script(request: MockRequest) -> MockResponse:
+    """Ten steps of one `glob` call each, then an answer (bench/operation_steps.py)."""
+    done = 0
+    for message in reversed(request.messages):
+        if message["role"] == "user":
+            break
+        if message["role"] == "tool":
+            done += 1
+    if done < 10:
+        return MockResponse(tool_calls=[MockToolCall(name="glob", arguments={"pattern": "src/*.py"})], usage=USAGE)
+    return MockResponse(text="Ten steps done.", usage=USAGE)
+
+
+STREAM_CHUNKS = 5000
+
+
+def stream_script(request: MockRequest) -> MockResponse:
+    """One long streamed answer of `STREAM_CHUNKS` deltas of five characters (bench/streaming.py)."""
+    return MockResponse(text="word " * STREAM_CHUNKS, chunk_size=5, usage=USAGE)
+
+
+SCRIPTS = {"turn": script, "steps": steps_script, "stream": stream_script}
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--script", choices=sorted(SCRIPTS), default="turn")
+    parser.add_argument("--chunks", type=int, default=STREAM_CHUNKS, help="deltas per answer (stream script)")
+    args = parser.parse_args()
+    STREAM_CHUNKS = args.chunks
+    chosen = SCRIPTS[args.script]
+    MockLLMServer(chosen).run(on_started=lambda url: print(f"mockllm listening on {url}", flush=True))

@@ -1,0 +1,16 @@
+# Sourced by scripts/test: system packages the tests use, installed when missing and when we can (root + apt).
+#   bubblewrap: the shell sandbox (its tests are skipped, with the reason, where it cannot be installed)
+#   chromium: the browser the web UI tests drive through Playwright (never a downloaded browser)
+need=()
+command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+[ -x /usr/bin/chromium ] || need+=(chromium)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "== installing ${need[*]} (apt)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >/dev/null 2>&1 \
+      || { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >/dev/null 2>&1; } \
+      || echo "warning: could not install ${need[*]}; the tests that need them are skipped" >&2
+  else
+    echo "warning: ${need[*]} missing and not installable here; the tests that need them are skipped" >&2
+  fi
+fi

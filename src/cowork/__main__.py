@@ -1,0 +1,71 @@
+"""The `cowork` command: the REPL by default; `serve` runs the server; `protocol docs` prints the reference."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def _parser() -> argparse.ArgumentParser:
+    from cowork.clients.cli.main import add_repl_arguments
+
+    parser = argparse.ArgumentParser(prog="cowork", description="Cowork: a local-first AI coworker.")
+    add_repl_arguments(parser)
+    sub = parser.add_subparsers(dest="command")
+    serve = sub.add_parser("serve", help="run the Cowork server in the foreground")
+    serve.add_argument("--workspace", "-w", type=Path, default=None, help="default folder for new sessions")
+    serve.add_argument("--host", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port to bind (default: a free port)")
+    serve.add_argument("--no-auth", action="store_true", help="no token (loopback only; any local program can connect)")
+    serve.add_argument("--idle-exit", type=float, metavar="SECONDS", help="exit after this long with no clients")
+    serve.add_argument("--quiet", action="store_true", help="print nothing but warnings")
+    policy = sub.add_parser(
+        "policy", help="policy tools: `cowork policy check COMMAND` (or `-` to read commands from stdin)"
+    )
+    policy.add_argument("policy_args", nargs=argparse.REMAINDER, help="check COMMAND | check - [--allow P] [--deny P]")
+    protocol = sub.add_parser("protocol", help="protocol tools")
+    protocol.add_argument("action", choices=["docs"], help="docs: print docs/protocol.md")
+    from cowork.clients.cli.main import add_run_parser
+
+    add_run_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
+    if args.command == "serve":
+        from cowork.server import ServeOptions, serve
+
+        code = serve(
+            ServeOptions(
+                workspace=args.workspace,
+                host=args.host,
+                port=args.port,
+                no_auth=args.no_auth,
+                idle_exit_seconds=args.idle_exit,
+                quiet=args.quiet,
+            )
+        )
+    elif args.command == "policy":
+        from cowork.policy._cli import main as policy_main
+
+        code = policy_main(args.policy_args)
+    elif args.command == "run":
+        from cowork.clients.cli.main import main_run
+
+        code = main_run(args)
+    elif args.command == "protocol":
+        from cowork.protocol import render_protocol_markdown
+
+        sys.stdout.write(render_protocol_markdown())
+        code = 0
+    else:
+        from cowork.clients.cli.main import main_repl
+
+        code = main_repl(args)
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The `cowork` command-line client: a REPL over the protocol."""

@@ -1,0 +1,573 @@
+"""The interactive REPL: prompt, slash commands, streaming turns, Ctrl-C to cancel."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import sys
+import uuid
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.history import FileHistory
+from pydantic import ValidationError
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+import cowork
+from cowork.clients.connection import RpcClient, RpcError, ServerAddress, cowork_home, ensure_server
+from cowork.protocol import (
+    ApprovalRequested,
+    ApprovalRespondParams,
+    Ask,
+    AskRespondParams,
+    ClientInfo,
+    EventsReplayParams,
+    InitializeParams,
+    InitializeResult,
+    ModelListParams,
+    ModelListResult,
+    ModelSetParams,
+    OperationRef,
+    OperationStatus,
+    OperationStatusChanged,
+    SessionCreateParams,
+    SessionEvent,
+    SessionGetParams,
+    SessionGetResult,
+    SessionInfo,
+    SessionListParams,
+    SessionListResult,
+    SessionUpdateParams,
+    ToolListResult,
+    ToolSetPolicyParams,
+    TurnCancelParams,
+    TurnStartParams,
+    TurnStartResult,
+    TurnSteerParams,
+)
+
+from .completion import SlashCompleter
+from .keys import KeyReader, LineEditor
+from .mcp_cmds import MCP_HELP, run_mcp_command
+from .models_cmds import MODEL_COMMANDS, run_model_command
+from .render import TurnView, print_error, render_todos, summarize_arguments
+
+__all__ = ["Repl", "ReplOptions", "run_repl"]
+
+COMMANDS: dict[str, str] = {
+    "/continue": "resume this session's interrupted or paused turn",
+    "/new": "start a new session",
+    "/sessions": "list recent sessions",
+    "/resume": "/resume ID — continue a session",
+    "/model": "/model [provider:model | auto] — show or switch the model (auto: the router picks per turn)",
+    "/cwd": "/cwd [DIR] — show the session's folder, or start a new session in DIR",
+    "/tools": "/tools [NAME always|never|inherit] — list tools and when they ask, or set when one asks",
+    "/network": "/network on|off — let shell commands reach the network",
+    "/yolo": "/yolo on|off — approvals and the sandbox off (careful)",
+    "/mcp": MCP_HELP,
+    **MODEL_COMMANDS,
+    "/help": "show this help",
+    "/quit": "exit (Ctrl-D also works)",
+}
+
+
+@dataclass(frozen=True)
+class ReplOptions:
+    workspace: Path
+    address: ServerAddress | None = None
+    resume: str | None = None
+    idle_exit_seconds: float = 900
+    yolo: bool = False
+
+
+@dataclass
+class Repl:
+    options: ReplOptions
+    console: Console = field(default_factory=Console)
+    client: RpcClient | None = None
+    session: SessionInfo | None = None
+    events: asyncio.Queue[SessionEvent] = field(default_factory=asyncio.Queue)
+    mcp_names: list[str] = field(default_factory=list)
+    tool_names: list[str] = field(default_factory=list)
+    session_ids: list[str] = field(default_factory=list)
+    cancelled_by_user: bool = False
+    """The last turn was cancelled with Ctrl-C: one more Ctrl-C at the prompt exits."""
+    _last_interrupted: str | None = None
+
+    async def connect(self) -> InitializeResult:
+        address = self.options.address
+        if address is None:
+            address = await asyncio.to_thread(
+                ensure_server, workspace=self.options.workspace, idle_exit_seconds=self.options.idle_exit_seconds
+            )
+        self.client = await RpcClient.connect(address)
+        self.client.on_notification = self._on_notification
+        return await self.client.request(
+            "initialize", InitializeParams(client_info=ClientInfo(name="cowork-cli", version=cowork.__version__))
+        )
+
+    def _on_notification(self, method: str, params: dict[str, Any]) -> None:
+        if method == "session/event":
+            event = SessionEvent.model_validate(params)
+            payload = event.payload
+            if isinstance(payload, OperationStatusChanged) and payload.parent_operation_id is None:
+                if payload.status == OperationStatus.INTERRUPTED:
+                    self._last_interrupted = payload.operation_id
+            self.events.put_nowait(event)
+
+    @property
+    def rpc(self) -> RpcClient:
+        assert self.client is not None
+        return self.client
+
+    async def new_session(self) -> None:
+        self.session = await self.rpc.request(
+            "session/create", SessionCreateParams(workspace=str(self.options.workspace), yolo=self.options.yolo)
+        )
+
+    async def resume(self, session_id: str) -> None:
+        result: SessionGetResult = await self.rpc.request("session/get", SessionGetParams(session_id=session_id))
+        self.session = result.session
+        self.console.print(Text(f"Resumed “{result.session.title}” ({result.session.id})", style="bold"))
+        for message in result.messages[-20:]:
+            who = "you" if message.role == "user" else "cowork"
+            style = "bold green" if message.role == "user" else "bold cyan"
+            self.console.print(Text.assemble((f"{who}: ", style), message.text[:500]))
+        if result.todos:
+            self.console.print(render_todos(result.todos))
+        waiting = len(result.pending.approvals) + len(result.pending.questions)
+        if waiting or result.session.active_operation_id:
+            note = f"{waiting} request(s) waiting for you" if waiting else "a turn is in progress"
+            self.console.print(Text(f"{note}: /continue to pick it up", style="yellow"))
+
+    def banner(self, init: InitializeResult) -> None:
+        cfg = init.config
+        model = f"{cfg.provider}:{cfg.model}" if cfg.provider else "no provider connected"
+        self.console.print(Text.assemble(("Cowork ", "bold magenta"), (init.server_info.version, "dim")))
+        self.console.print(
+            Text(f"{self.options.workspace} · {model} · /help for commands · Ctrl-D to exit", style="dim")
+        )
+        if init.capabilities.sandbox_note:
+            self.console.print(Text(f"⚠ {init.capabilities.sandbox_note}", style="bold yellow"))
+        if self.session is not None and self.session.yolo:
+            self.yolo_banner()
+
+    # -- turns ------------------------------------------------------------------------------------------------
+
+    async def run_turn(self, text: str) -> None:
+        assert self.session is not None
+        try:
+            started: TurnStartResult = await self.rpc.request(
+                "turn/start",
+                TurnStartParams(session_id=self.session.id, text=text, client_message_id=uuid.uuid4().hex),
+            )
+        except RpcError as exc:
+            print_error(self.console, exc.code, exc.message)
+            return
+        await self.follow(started.operation_id)
+
+    async def follow(self, operation_id: str) -> None:
+        """Render the operation until it ends; answer its approvals and questions; send typed text as steering."""
+        assert self.session is not None
+        session_id = self.session.id
+        view = TurnView(self.console, operation_id)
+        inputs: asyncio.Queue[str | None] = asyncio.Queue()
+        interrupts = 0
+
+        def on_interrupt() -> None:
+            nonlocal interrupts
+            interrupts += 1
+            inputs.put_nowait(None)
+
+        editor = LineEditor(on_submit=inputs.put_nowait, on_interrupt=on_interrupt)
+
+        def show_typing() -> None:
+            view.typed = editor.buffer
+            view.refresh()
+
+        editor.on_change = show_typing
+        keys = KeyReader(editor)
+        await self._answer_pending(session_id, view, keys)
+        view.start()
+        keys.start()
+        try:
+            while not view.done:
+                event_wait = asyncio.ensure_future(self.events.get())
+                input_wait = asyncio.ensure_future(inputs.get())
+                closed = asyncio.ensure_future(self.rpc.closed.wait())
+                finished, _ = await asyncio.wait({event_wait, input_wait, closed}, return_when=asyncio.FIRST_COMPLETED)
+                for waiter in (event_wait, input_wait, closed):
+                    if waiter not in finished:
+                        waiter.cancel()
+                if closed in finished:
+                    view.stop()
+                    print_error(self.console, "disconnected", "The connection to the Cowork server was lost.")
+                    return
+                if input_wait in finished:
+                    typed = input_wait.result()
+                    if typed is None:
+                        if interrupts > 1:
+                            raise KeyboardInterrupt
+                        view.console.print(Text("cancelling… (Ctrl-C again to quit)", style="yellow"))
+                        await self._cancel(operation_id)
+                    else:
+                        await self._steer(typed, view)
+                if event_wait in finished:
+                    event = event_wait.result()
+                    view.handle(event)
+                    await self._maybe_answer(event, view, keys)
+        finally:
+            self.cancelled_by_user = interrupts > 0
+            keys.stop()
+            view.stop()
+
+    async def _steer(self, text: str, view: TurnView) -> None:
+        assert self.session is not None
+        try:
+            await self.rpc.call(
+                "turn/steer",
+                TurnSteerParams(session_id=self.session.id, text=text, client_message_id=uuid.uuid4().hex),
+            )
+            view.console.print(Text(f"↳ added: {text}", style="cyan"))
+        except RpcError as exc:
+            print_error(view.console, exc.code, exc.message)
+
+    async def _answer_pending(self, session_id: str, view: TurnView, keys: KeyReader) -> None:
+        """Questions and approvals asked before this client was watching (another client, a restart)."""
+        got: SessionGetResult = await self.rpc.request("session/get", SessionGetParams(session_id=session_id))
+        for approval in got.pending.approvals:
+            await self._approve(approval.request_id, approval.name, approval.arguments, approval.reason, view, keys)
+        for question in got.pending.questions:
+            await self._answer(question.request_id, question.question, question.options, question.kind, view, keys)
+
+    async def _maybe_answer(self, event: SessionEvent, view: TurnView, keys: KeyReader) -> None:
+        payload = event.payload
+        if isinstance(payload, ApprovalRequested):
+            await self._approve(payload.request_id, payload.name, payload.arguments, payload.reason, view, keys)
+        elif isinstance(payload, Ask):
+            await self._answer(payload.request_id, payload.question, payload.options, payload.kind, view, keys)
+
+    async def _approve(
+        self, request_id: str, name: str, arguments: dict[str, Any], reason: str, view: TurnView, keys: KeyReader
+    ) -> None:
+        with keys.paused(), view.paused():
+            self.console.print(
+                Panel(
+                    Text.assemble(
+                        (name, "bold"), "(", (summarize_arguments(arguments, 200), ""), ")\n", (reason, "dim")
+                    ),
+                    title="[bold yellow]approve?[/]",
+                    border_style="yellow",
+                    expand=False,
+                )
+            )
+            answer = (await self.ask_line("Allow? [y]es / [n]o (optionally: n, reason) › ")).strip()
+        approved = answer.lower() in ("y", "yes", "")
+        message = answer.split(",", 1)[1].strip() if not approved and "," in answer else None
+        try:
+            await self.rpc.call(
+                "approval/respond", ApprovalRespondParams(request_id=request_id, approved=approved, message=message)
+            )
+        except RpcError as exc:
+            if exc.code != "already_resolved":  # another client answered first; nothing to say
+                print_error(self.console, exc.code, exc.message)
+
+    async def _answer(
+        self, request_id: str, question: str, options: list[str], kind: str, view: TurnView, keys: KeyReader
+    ) -> None:
+        with keys.paused(), view.paused():
+            style = "yellow" if kind == "guardrail" else "cyan"
+            body = Text(question + "\n")
+            for number, option in enumerate(options, 1):
+                body.append(f"  {number}. {option}\n", style="dim")
+            self.console.print(
+                Panel(
+                    body,
+                    title=f"[bold {style}]{'keep going?' if kind == 'guardrail' else 'question'}[/]",
+                    border_style=style,
+                    expand=False,
+                )
+            )
+            answer = (await self.ask_line("Answer › ")).strip()
+        if answer.isdigit() and 1 <= int(answer) <= len(options):
+            answer = options[int(answer) - 1]
+        try:
+            await self.rpc.call("ask/respond", AskRespondParams(request_id=request_id, answer=answer))
+        except RpcError as exc:
+            if exc.code != "already_resolved":
+                print_error(self.console, exc.code, exc.message)
+
+    async def ask_line(self, prompt: str) -> str:
+        if not sys.stdin.isatty():
+            return await asyncio.to_thread(input, prompt)
+        session: PromptSession[str] = PromptSession()
+        try:
+            return await session.prompt_async(prompt)
+        except (KeyboardInterrupt, EOFError):
+            return "n"
+
+    async def _cancel(self, operation_id: str) -> None:
+        assert self.session is not None
+        try:
+            await self.rpc.call("turn/cancel", TurnCancelParams(session_id=self.session.id, operation_id=operation_id))
+        except RpcError as exc:
+            print_error(self.console, exc.code, exc.message)
+
+    async def resume_last(self) -> None:
+        """`/continue`: resume the session's interrupted (or paused) turn."""
+        assert self.session is not None
+        session = await self.rpc.request("session/get", SessionGetParams(session_id=self.session.id))
+        operation_id = session.session.active_operation_id or self._last_interrupted
+        if operation_id is None:
+            self.console.print(Text("Nothing to continue in this session.", style="dim"))
+            return
+        try:
+            await self.rpc.call("operation/resume", OperationRef(operation_id=operation_id))
+        except RpcError as exc:
+            # Waiting for an answer is not resumed but answered: following the turn asks its questions again.
+            if exc.code != "not_resumable" or not exc.data.get("details", {}).get("requestIds"):
+                print_error(self.console, exc.code, exc.message)
+                return
+        self._last_interrupted = None
+        await self.follow(operation_id)
+
+    # -- commands ---------------------------------------------------------------------------------------------
+
+    async def command(self, line: str) -> bool:
+        """Run a slash command; returns False when the REPL should exit."""
+        name, _, arg = line.strip().partition(" ")
+        arg = arg.strip()
+        if name in ("/quit", "/exit"):
+            return False
+        handlers: dict[str, Callable[[str], Awaitable[None]]] = {
+            "/help": self._help,
+            "/new": self._new,
+            "/sessions": lambda _arg: self._list_sessions(),
+            "/resume": self._resume_command,
+            "/model": self._model,
+            "/continue": lambda _arg: self.resume_last(),
+            "/tools": self._tools,
+            "/cwd": self._cwd,
+            "/mcp": lambda a: run_mcp_command(self, a),
+            "/network": lambda a: self._switch("network", a),
+            "/yolo": lambda a: self._switch("yolo", a),
+        }
+        try:
+            handler = handlers.get(name)
+            if handler is not None:
+                await handler(arg)
+            elif not await run_model_command(self, name, arg):
+                self.console.print(Text(f"Unknown command {name}. Type /help.", style="yellow"))
+        except RpcError as exc:
+            print_error(self.console, exc.code, exc.message)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            print_error(self.console, "invalid_params", f"{problems}. /help shows how to use {name}.")
+        return True
+
+    async def _help(self, _arg: str) -> None:
+        table = Table(show_header=False, box=None)
+        for command, help_text in COMMANDS.items():
+            table.add_row(Text(command, style="bold"), help_text)
+        self.console.print(table)
+
+    async def _new(self, _arg: str) -> None:
+        await self.new_session()
+        assert self.session is not None
+        self.console.print(Text(f"New session {self.session.id}", style="dim"))
+
+    async def _resume_command(self, arg: str) -> None:
+        if not arg:
+            self.console.print("Usage: /resume ID (see /sessions)")
+        else:
+            await self.resume(arg)
+
+    async def _tools(self, arg: str) -> None:
+        if arg:
+            name, _, policy = arg.partition(" ")
+            if policy.strip() not in ("always", "never", "inherit"):
+                self.console.print("Usage: /tools NAME always|never|inherit")
+                return
+            params = ToolSetPolicyParams.model_validate({"name": name, "policy": policy.strip()})
+            info = await self.rpc.request("tool/setPolicy", params)
+            self.console.print(Text(f"{info.name}: {info.policy}", style="bold"))
+            return
+        result: ToolListResult = await self.rpc.request("tool/list")
+        self.tool_names = [tool.name for tool in result.tools]
+        table = Table("tool", "side effects", "asks", "what it does")
+        for tool in result.tools:
+            asks = {"always": "always", "never": "never"}.get(tool.policy, "when risky" if tool.side_effects else "no")
+            table.add_row(tool.name, "yes" if tool.side_effects else "no", asks, tool.summary[:70])
+        self.console.print(table)
+
+    async def _cwd(self, arg: str) -> None:
+        """The workspace is fixed when a session is created, so a new folder means a new session there."""
+        assert self.session is not None
+        if not arg:
+            self.console.print(Text(f"{self.session.workspace} (session {self.session.id})", style="bold"))
+            return
+        session = await self.rpc.request(
+            "session/create",
+            SessionCreateParams(workspace=_folder(self.session.workspace, arg), yolo=self.options.yolo),
+        )
+        previous, self.session = self.session, session
+        self.options = dataclasses.replace(self.options, workspace=Path(session.workspace))
+        self.console.print(
+            Text(f"New session {session.id} in {session.workspace} (/resume {previous.id} goes back)", style="bold")
+        )
+
+    def known_names(self, kind: str) -> Iterable[str]:
+        """What tab completion offers after a command: tools, MCP servers, sessions seen so far."""
+        return {"tools": self.tool_names, "mcp": self.mcp_names, "sessions": self.session_ids}.get(kind, ())
+
+    async def load_names(self) -> None:
+        """Tool and MCP server names for completion; quietly nothing when the server cannot say."""
+        try:
+            tools: ToolListResult = await self.rpc.request("tool/list")
+            self.tool_names = [tool.name for tool in tools.tools]
+            servers = await self.rpc.call("mcp/list", {})
+            self.mcp_names = [str(s.get("name")) for s in servers.get("servers", [])]
+        except (RpcError, ValidationError, AttributeError):
+            pass
+
+    async def _switch(self, name: str, arg: str) -> None:
+        assert self.session is not None
+        if arg not in ("on", "off"):
+            current = getattr(self.session, name)
+            self.console.print(
+                Text(f"{name} is {'on' if current else 'off'}; /{name} on|off to change it", style="dim")
+            )
+            return
+        params = SessionUpdateParams(session_id=self.session.id, **{name: arg == "on"})
+        self.session = await self.rpc.request("session/update", params)
+        if name == "yolo" and self.session.yolo:
+            self.yolo_banner()
+        else:
+            self.console.print(Text(f"{name} {'on' if getattr(self.session, name) else 'off'}", style="bold"))
+
+    def yolo_banner(self) -> None:
+        self.console.print(
+            Panel(
+                Text(
+                    "YOLO: approvals and the sandbox are OFF for this session. Commands run unconfined.",
+                    style="bold red",
+                ),
+                border_style="red",
+                expand=False,
+            )
+        )
+
+    async def _list_sessions(self) -> None:
+        result: SessionListResult = await self.rpc.request("session/list", SessionListParams(limit=20))
+        table = Table("id", "title", "updated", "events")
+        self.session_ids = [s.id for s in result.sessions]
+        for s in result.sessions:
+            marker = " ◀" if self.session is not None and s.id == self.session.id else ""
+            table.add_row(s.id + marker, s.title, s.updated_at.strftime("%Y-%m-%d %H:%M"), str(s.last_seq))
+        self.console.print(table)
+
+    async def _model(self, arg: str) -> None:
+        assert self.session is not None
+        if arg:
+            self.session = await self.rpc.request("model/set", ModelSetParams(session_id=self.session.id, model=arg))
+            chosen = (
+                "auto (the router picks per turn)"
+                if self.session.auto_model
+                else (f"{self.session.provider}:{self.session.model}")
+            )
+            self.console.print(Text(f"Model: {chosen}", style="bold"))
+            return
+        result: ModelListResult = await self.rpc.request("model/list", ModelListParams(session_id=self.session.id))
+        current = "auto" if result.auto else f"{result.current_provider}:{result.current_model}"
+        effort = f" · reasoning {result.reasoning_effort}" if result.reasoning_effort else ""
+        self.console.print(Text(f"Current: {current}{effort}", style="bold"))
+        table = Table("provider", "connected", "models")
+        for p in result.providers:
+            models = [
+                m.id + (f" [{m.tier}]" if m.tier else "") + (" (running)" if m.source == "server" else "")
+                for m in result.models
+                if m.provider == p.id
+            ] or ([p.default_model] if p.default_model else [])
+            table.add_row(p.id, "yes" if p.configured else "no", ", ".join(models))
+        self.console.print(table)
+        if result.router is not None and result.router.tiers:
+            ladder = " → ".join(f"{t.name} ({t.provider}:{t.model})" for t in result.router.tiers)
+            self.console.print(Text(f"Router ladder: {ladder}", style="dim"))
+            if result.router.local_note:
+                self.console.print(Text(f"Local tier off: {result.router.local_note}", style="yellow"))
+        self.console.print(Text("Switch with /model provider:model, or /model auto", style="dim"))
+
+    async def replay_all(self) -> list[SessionEvent]:
+        assert self.session is not None
+        result = await self.rpc.request("events/replay", EventsReplayParams(session_id=self.session.id))
+        return list(result.events)
+
+
+def _folder(workspace: str, arg: str) -> str:
+    """DIR as typed after /cwd: relative to the session's folder, `~` expanded."""
+    return str((Path(workspace) / Path(arg).expanduser()).resolve())
+
+
+async def _main_loop(repl: Repl) -> int:
+    try:
+        init = await repl.connect()
+    except (OSError, RuntimeError) as exc:
+        print_error(repl.console, "cannot_connect", str(exc))
+        return 1
+    try:
+        if repl.options.resume:
+            try:
+                await repl.resume(repl.options.resume)
+            except RpcError as exc:
+                print_error(repl.console, exc.code, exc.message)
+                return 1
+        else:
+            await repl.new_session()
+        repl.banner(init)
+        await repl.load_names()
+        completer = SlashCompleter(
+            COMMANDS, names=repl.known_names, cwd=lambda: Path(repl.session.workspace if repl.session else ".")
+        )
+        prompt: PromptSession[str] = PromptSession(
+            history=FileHistory(str(cowork_home() / "history")), completer=completer
+        )
+        armed = False  # the previous key was Ctrl-C (at the prompt, or cancelling a turn): one more exits
+        while True:
+            try:
+                line = await prompt.prompt_async("› ")
+            except KeyboardInterrupt:
+                if armed:
+                    return 130
+                armed = True
+                repl.console.print(Text("(Ctrl-C again to exit)", style="dim"))
+                continue
+            except EOFError:
+                break
+            armed = False
+            if not line.strip():
+                continue
+            if line.startswith("/"):
+                if not await repl.command(line):
+                    break
+                continue
+            try:
+                await repl.run_turn(line)
+            except KeyboardInterrupt:  # a second Ctrl-C while the turn was being cancelled
+                return 130
+            armed = repl.cancelled_by_user
+            if repl.rpc.closed.is_set():
+                return 1
+    finally:
+        await repl.rpc.close()
+    return 0
+
+
+def run_repl(options: ReplOptions) -> int:
+    cowork_home().mkdir(parents=True, exist_ok=True)
+    return asyncio.run(_main_loop(Repl(options)))

@@ -1,0 +1,196 @@
+"""The client side of the protocol: find or start a local server, and a JSON-RPC client over its WebSocket.
+
+Shared by every client; imports nothing of the server or the core.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import websockets
+from websockets.asyncio.client import ClientConnection
+
+from cowork.protocol import METHODS, Params, WireModel, request
+
+__all__ = ["RpcClient", "RpcError", "ServerAddress", "cowork_home", "discover_server", "ensure_server"]
+
+R = TypeVar("R", bound=WireModel)
+
+
+class RpcError(Exception):
+    """A JSON-RPC error from the server, with its stable `code` (`data.code`)."""
+
+    def __init__(self, code: str, message: str, *, rpc_code: int = 0, data: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.rpc_code = rpc_code
+        self.data = data or {}
+
+
+def cowork_home() -> Path:
+    return Path(os.environ.get("COWORK_HOME") or "~/.cowork").expanduser().absolute()
+
+
+@dataclass(frozen=True)
+class ServerAddress:
+    url: str
+    """`http://host:port`"""
+    token: str | None
+
+    @property
+    def ws_url(self) -> str:
+        return self.url.replace("http", "ws", 1) + "/ws"
+
+
+def _healthy(url: str, timeout: float = 1.0) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/healthz", timeout=timeout) as resp:
+            return bool(resp.status == 200)
+    except OSError:
+        return False
+
+
+def _read_token(home: Path) -> str | None:
+    try:
+        return (home / "auth" / "token").read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
+
+
+def discover_server(home: Path | None = None) -> ServerAddress | None:
+    """The server recorded in `COWORK_HOME/server.json`, if it answers."""
+    home = home or cowork_home()
+    try:
+        info = json.loads((home / "server.json").read_text(encoding="utf-8"))
+        url = str(info["url"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not _healthy(url):
+        return None
+    token = os.environ.get("COWORK_TOKEN") or (_read_token(home) if info.get("auth", True) else None)
+    return ServerAddress(url, token)
+
+
+def ensure_server(
+    *, workspace: Path, home: Path | None = None, idle_exit_seconds: float = 900, timeout: float = 30.0
+) -> ServerAddress:
+    """Attach to the running server, or start one in the background (it exits after a while with no clients).
+
+    Raises:
+        RuntimeError: the server did not come up; the message includes the end of its log.
+    """
+    home = home or cowork_home()
+    found = discover_server(home)
+    if found is not None:
+        return found
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "logs").mkdir(exist_ok=True)
+    log_path = home / "logs" / "server-stdout.log"
+    with open(log_path, "ab") as log:
+        subprocess.Popen(
+            [sys.executable, "-m", "cowork", "serve", "--quiet", "--idle-exit", str(idle_exit_seconds)],
+            cwd=workspace,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = discover_server(home)
+        if found is not None:
+            return found
+        time.sleep(0.1)
+    tail = log_path.read_text(encoding="utf-8", errors="replace")[-2000:]
+    raise RuntimeError(f"The Cowork server did not start within {timeout:.0f} s. Its log says:\n{tail}")
+
+
+class RpcClient:
+    """A JSON-RPC 2.0 client over one WebSocket. Notifications go to `on_notification`."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self._ws = ws
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[Any]] = {}
+        self.on_notification: Callable[[str, dict[str, Any]], None] = lambda _m, _p: None
+        self._reader = asyncio.get_running_loop().create_task(self._read())
+        self.closed = asyncio.Event()
+
+    @classmethod
+    async def connect(cls, address: ServerAddress, *, origin: str | None = None) -> RpcClient:
+        headers = {"Authorization": f"Bearer {address.token}"} if address.token else {}
+        ws = await websockets.connect(
+            address.ws_url,
+            additional_headers=headers,
+            origin=origin,  # type: ignore[arg-type]
+            max_size=None,
+            open_timeout=10,
+            compression=None,
+        )
+        return cls(ws)
+
+    async def _read(self) -> None:
+        try:
+            async for raw in self._ws:
+                self._dispatch(json.loads(raw))
+        except websockets.ConnectionClosed:
+            pass
+        finally:
+            self.closed.set()
+            for future in self._pending.values():
+                if not future.done():
+                    future.set_exception(ConnectionError("connection to the Cowork server closed"))
+
+    def _dispatch(self, message: Any) -> None:
+        if isinstance(message, list):
+            for item in message:
+                self._dispatch(item)
+            return
+        if "method" in message:
+            self.on_notification(message["method"], message.get("params") or {})
+            return
+        future = self._pending.pop(message.get("id"), None)
+        if future is None or future.done():
+            return
+        if "error" in message:
+            err = message["error"]
+            data = err.get("data") or {}
+            future.set_exception(
+                RpcError(str(data.get("code", "error")), err.get("message", ""), rpc_code=err.get("code", 0), data=data)
+            )
+        else:
+            future.set_result(message.get("result"))
+
+    async def call(self, method: str, params: Params | dict[str, Any] | None = None) -> Any:
+        """Call a method and return its raw result; raises RpcError."""
+        id_ = next(self._ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[id_] = future
+        payload = params.wire() if isinstance(params, WireModel) else params
+        await self._ws.send(json.dumps(request(id_, method, payload)))
+        return await future
+
+    async def request(self, method: str, params: Params | None = None) -> Any:
+        """Call a method and parse its result into the method's result model."""
+        raw = await self.call(method, params)
+        return METHODS[method].result.model_validate(raw)
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            await self._ws.close()
+        self._reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self._reader

@@ -1,0 +1,530 @@
+"""`cowork tui`: the Textual app. It renders what the server says and sends what the user does; nothing more.
+
+One WebSocket connection; the shown session is subscribed with `afterSeq`, so a reconnect (after a server restart)
+replays exactly what was missed, and the subscribe result's `pending` brings back approvals and questions asked
+before this client was watching.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Label, ListView
+
+import cowork
+from cowork.clients.connection import RpcClient, RpcError, ServerAddress, discover_server, ensure_server
+from cowork.protocol import (
+    ApprovalRespondParams,
+    AskRespondParams,
+    ClientInfo,
+    InitializeParams,
+    InitializeResult,
+    ModelListParams,
+    ModelListResult,
+    ModelSetParams,
+    OperationRef,
+    PendingApproval,
+    PendingQuestion,
+    SessionCreateParams,
+    SessionEvent,
+    SessionGetParams,
+    SessionInfo,
+    SessionListParams,
+    SessionListResult,
+    SessionRef,
+    SessionUpdated,
+    SubscribeParams,
+    SubscribeResult,
+    TurnCancelParams,
+    TurnStartParams,
+    TurnSteerParams,
+)
+
+from .screens import ApprovalAnswer, ApprovalScreen, ModelPickerScreen, QuestionScreen
+from .state import SessionState
+from .widgets import ChatView, McpPanel, SessionItem, SessionList, TodosPanel, UsageBar
+
+__all__ = ["CoworkApp", "TuiOptions", "run_tui"]
+
+Connector = Callable[[], Awaitable[RpcClient]]
+
+CSS = """
+Screen { layout: vertical; }
+#body { height: 1fr; }
+#sidebar { width: 28; border-right: vkey $panel; padding: 0 1 0 0; }
+#sidebar.hidden, #panels.hidden { display: none; }
+#sidebar Label, #panels Label.panel-title { text-style: bold; color: $text-muted; padding: 0 1; }
+#sessions { height: 1fr; background: $surface; }
+#sessions > ListItem.current { text-style: bold; }
+#sessions Static { text-wrap: nowrap; text-overflow: ellipsis; }
+#main { width: 1fr; }
+#chat { height: 1fr; padding: 0 1; }
+#chat > .user { margin: 1 0 0 0; color: $text; background: $boost; padding: 0 1; }
+#chat > Markdown { margin: 0; padding: 0 0; }
+#chat > .note { color: $text-muted; }
+#chat > Collapsible { border: none; padding: 0; margin: 0; background: $background; }
+#chat > Collapsible > Contents { padding: 0 0 0 3; }
+#chat > Collapsible > CollapsibleTitle { padding: 0; width: 1fr; }
+#prompt { dock: bottom; margin: 0 0; }
+#panels { width: 34; border-left: vkey $panel; padding: 0 1; }
+#todos { height: auto; max-height: 50%; padding: 0 1 1 1; }
+#mcp { height: auto; padding: 0 1; }
+#usage { height: 1; background: $panel; color: $text; }
+.dialog-screen { align: center middle; }
+#dialog { width: 80; max-width: 95%; height: auto; max-height: 90%; border: thick $warning; background: $surface;
+          padding: 1 2; }
+#dialog.question, #dialog.models { border: thick $accent; }
+#dialog > Label { margin: 0 0 1 0; }
+#dialog #arguments { height: auto; max-height: 16; background: $boost; margin: 0 0 1 0; }
+#dialog .buttons { height: auto; align: right middle; margin: 1 0 0 0; }
+#dialog Button { margin: 0 0 0 2; }
+#dialog OptionList { height: auto; max-height: 20; margin: 0 0 1 0; }
+#dialog #question-text { margin: 0 0 1 0; }
+"""
+
+
+@dataclass(frozen=True)
+class TuiOptions:
+    workspace: Path
+    address: ServerAddress | None = None
+    """None: the local server (found in COWORK_HOME, started when none runs)."""
+    resume: str | None = None
+    yolo: bool = False
+    idle_exit_seconds: float = 900
+
+
+class EventArrived(Message):
+    def __init__(self, event: SessionEvent) -> None:
+        super().__init__()
+        self.event = event
+
+
+class McpStatusArrived(Message):
+    def __init__(self, server: dict[str, Any]) -> None:
+        super().__init__()
+        self.server = server
+
+
+class CoworkApp(App[int]):
+    """The Cowork terminal UI. Without options it does not connect (tests feed it events directly)."""
+
+    TITLE = "Cowork"
+    CSS = CSS
+    BINDINGS = [
+        Binding("ctrl+n", "new_session", "New session"),
+        Binding("ctrl+o", "pick_model", "Model"),
+        Binding("ctrl+b", "toggle_sidebar", "Sessions"),
+        Binding("ctrl+t", "toggle_panels", "Panels"),
+        Binding("escape", "cancel_turn", "Cancel turn"),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
+
+    def __init__(self, options: TuiOptions | None = None, *, connector: Connector | None = None) -> None:
+        super().__init__()
+        self.options = options
+        self._connector = connector
+        self.rpc: RpcClient | None = None
+        self.init: InitializeResult | None = None
+        self.session: SessionInfo | None = None
+        self.sessions: list[SessionInfo] = []
+        self.state = SessionState()
+        self.connection = "connecting…" if options is not None or connector is not None else "offline"
+        self.model_label = "no provider connected"
+        self._request_screen: ApprovalScreen | QuestionScreen | None = None
+        self._closing = False
+        self.connected = asyncio.Event()
+
+    # -- layout -----------------------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False, icon="◆")
+        with Horizontal(id="body"):
+            with Vertical(id="sidebar"):
+                yield Label("Sessions")
+                yield SessionList(id="sessions")
+            with Vertical(id="main"):
+                yield ChatView(id="chat")
+                yield Input(
+                    placeholder="Message Cowork (Enter sends; during a turn it is added to it)", id="prompt"
+                )
+            with Vertical(id="panels"):
+                yield Label("Todos", classes="panel-title")
+                yield TodosPanel(id="todos")
+                yield Label("MCP servers", classes="panel-title")
+                yield McpPanel(id="mcp")
+        yield UsageBar(id="usage")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(TodosPanel).show([])
+        self._refresh_usage()
+        self.query_one("#prompt", Input).focus()
+        if self.options is not None or self._connector is not None:
+            self._connection_loop()
+
+    @property
+    def chat(self) -> ChatView:
+        return self.query_one(ChatView)
+
+    def _refresh_usage(self) -> None:
+        self.query_one(UsageBar).show(self.model_label, self.state.usage, self.connection)
+
+    def _set_model_label(self, session: SessionInfo | None) -> None:
+        if session is not None and session.auto_model:
+            self.model_label = "auto"
+        elif session is not None and session.provider:
+            self.model_label = f"{session.provider}:{session.model}"
+        elif self.init is not None and self.init.config.provider:
+            self.model_label = f"{self.init.config.provider}:{self.init.config.model}"
+        self._refresh_usage()
+
+    @property
+    def is_closing(self) -> bool:
+        return self._closing
+
+    # -- connection -------------------------------------------------------------------------------------------
+
+    async def _connect(self) -> RpcClient:
+        if self._connector is not None:
+            return await self._connector()
+        assert self.options is not None
+        address = self.options.address
+        if address is None:
+            address = await asyncio.to_thread(discover_server)
+            if address is None:
+                address = await asyncio.to_thread(
+                    ensure_server, workspace=self.options.workspace, idle_exit_seconds=self.options.idle_exit_seconds
+                )
+        return await RpcClient.connect(address)
+
+    @work(exclusive=True, group="connection")
+    async def _connection_loop(self) -> None:
+        delay = 0.2
+        while not self._closing:
+            try:
+                client = await self._connect()
+            except (OSError, RuntimeError, TimeoutError) as exc:
+                self.connection = "disconnected; retrying…"
+                self._refresh_usage()
+                self.log.warning(f"connect failed: {exc}")
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+                continue
+            delay = 0.2
+            client.on_notification = self._on_notification
+            self.rpc = client
+            try:
+                await self._on_connected(client)
+                await client.closed.wait()
+            except (ConnectionError, RpcError, OSError) as exc:
+                self.log.warning(f"connection lost: {exc}")
+            finally:
+                self.connected.clear()
+                self.rpc = None
+                await client.close()
+            if self.is_closing:
+                return
+            self.connection = "reconnecting…"
+            self._refresh_usage()
+            await asyncio.sleep(delay)
+
+    async def _on_connected(self, client: RpcClient) -> None:
+        self.init = await client.request(
+            "initialize", InitializeParams(client_info=ClientInfo(name="cowork-tui", version=cowork.__version__))
+        )
+        self.connection = "connected"
+        await self._load_mcp(client)
+        if self.session is None:
+            resume = self.options.resume if self.options is not None else None
+            if resume:
+                session = (await client.request("session/get", SessionGetParams(session_id=resume))).session
+            else:
+                session = await client.request("session/create", self._create_params())
+            await self.show_session(session)
+        else:
+            await self._subscribe(client)  # same session: only what was missed
+        await self._refresh_sessions()
+        self.connected.set()
+
+    def _create_params(self) -> SessionCreateParams:
+        workspace = str(self.options.workspace) if self.options is not None else None
+        return SessionCreateParams(workspace=workspace, yolo=self.options.yolo if self.options else False)
+
+    async def _load_mcp(self, client: RpcClient) -> None:
+        panel = self.query_one(McpPanel)
+        try:
+            result = await client.call("mcp/list", {})
+        except RpcError as exc:
+            if exc.code == "method_not_found":
+                panel.unavailable()
+                return
+            raise
+        panel.load(list(result.get("servers") or []))
+
+    def _on_notification(self, method: str, params: dict[str, Any]) -> None:
+        if method == "session/event":
+            self.post_message(EventArrived(SessionEvent.model_validate(params)))
+        elif method == "mcp/status":
+            self.post_message(McpStatusArrived(params))
+
+    async def _subscribe(self, client: RpcClient) -> None:
+        """Subscribe to the shown session from the last event seen (0: all of it), then bring back its requests."""
+        assert self.session is not None
+        self.state.boundary = None
+        result: SubscribeResult = await client.request(
+            "session/subscribe", SubscribeParams(session_id=self.session.id, after_seq=self.state.last_seq)
+        )
+        self.state.subscribed(result.last_seq, result.pending)
+        self.show_next_request()
+
+    async def show_session(self, session: SessionInfo) -> None:
+        """Switch the screen to `session` and subscribe to it from its first event."""
+        client = self.rpc
+        previous = self.session
+        self.dismiss_request()
+        self.session = session
+        self.state = SessionState(session_id=session.id)
+        self.sub_title = session.title
+        await self.chat.clear()
+        self.query_one(TodosPanel).show([])
+        self._set_model_label(session)
+        if client is not None:
+            if previous is not None and previous.id != session.id:
+                with contextlib.suppress(RpcError, ConnectionError):
+                    await client.call("session/unsubscribe", SessionRef(session_id=previous.id))
+            await self._subscribe(client)
+
+    async def _refresh_sessions(self) -> None:
+        if self.rpc is None:
+            return
+        result: SessionListResult = await self.rpc.request("session/list", SessionListParams(limit=100))
+        await self.show_sessions(result.sessions)
+
+    async def show_sessions(self, sessions: list[SessionInfo]) -> None:
+        self.sessions = list(sessions)
+        await self.query_one(SessionList).show(self.sessions, self.session.id if self.session else None)
+
+    # -- events -----------------------------------------------------------------------------------------------
+
+    async def apply_event(self, event: SessionEvent) -> None:
+        """Show one event of the shown session (events already seen or of another session are ignored)."""
+        if not self.state.is_new(event):
+            return
+        self.state.apply(event)
+        await self.chat.handle(event)
+        payload = event.payload
+        if event.type == "todos":
+            self.query_one(TodosPanel).show(self.state.todos)
+        elif event.type == "usage":
+            self._refresh_usage()
+        elif isinstance(payload, SessionUpdated):
+            await self._session_updated(payload)
+        elif event.type in ("approval_requested", "ask"):
+            self.show_next_request()
+        elif event.type in ("approval_resolved", "ask_resolved"):
+            request_id = getattr(payload, "request_id", None)
+            if self._request_screen is not None and self._request_screen.request.request_id == request_id:
+                self.dismiss_request()  # answered elsewhere (another client)
+        elif event.type == "operation_status" and self.state.running is None and self.state.boundary is not None:
+            if event.seq > self.state.boundary:
+                self.run_worker(self._refresh_sessions(), group="sessions", exclusive=True)
+
+    async def _session_updated(self, payload: SessionUpdated) -> None:
+        if self.session is None:
+            return
+        changes = payload.model_dump(exclude_none=True, exclude={"reasoning_effort"})
+        self.session = self.session.model_copy(update=changes)
+        self.sub_title = self.session.title
+        self._set_model_label(self.session)
+
+    async def on_event_arrived(self, message: EventArrived) -> None:
+        await self.apply_event(message.event)
+
+    def on_mcp_status_arrived(self, message: McpStatusArrived) -> None:
+        self.query_one(McpPanel).status(message.server)
+
+    # -- approvals and questions ------------------------------------------------------------------------------
+
+    def show_next_request(self) -> None:
+        """Open the dialog for the oldest request the session waits on (one dialog at a time)."""
+        if self._request_screen is not None:
+            return
+        request = self.state.next_request()
+        if request is None:
+            return
+        if isinstance(request, PendingApproval):
+            approval = ApprovalScreen(request)
+            self._request_screen = approval
+            self.push_screen(approval, lambda answer: self._approval_answered(request, answer))
+        else:
+            question = QuestionScreen(request)
+            self._request_screen = question
+            self.push_screen(question, lambda answer: self._question_answered(request, answer))
+
+    def dismiss_request(self) -> None:
+        screen = self._request_screen
+        if screen is not None:
+            self._request_screen = None
+            if screen.is_attached and screen in self.screen_stack:
+                screen.dismiss(None)
+
+    def _approval_answered(self, request: PendingApproval, answer: ApprovalAnswer | None) -> None:
+        self._request_screen = None
+        if answer is not None:
+            self.state.resolve(request.request_id)
+            self._respond(
+                "approval/respond",
+                ApprovalRespondParams(request_id=request.request_id, approved=answer.approved, message=answer.message),
+            )
+        self.show_next_request()
+
+    def _question_answered(self, request: PendingQuestion, answer: str | None) -> None:
+        self._request_screen = None
+        if answer is not None:
+            self.state.resolve(request.request_id)
+            self._respond("ask/respond", AskRespondParams(request_id=request.request_id, answer=answer))
+        self.show_next_request()
+
+    @work(group="respond")
+    async def _respond(self, method: str, params: ApprovalRespondParams | AskRespondParams) -> None:
+        try:
+            await self._call(method, params)
+        except RpcError as exc:
+            if exc.code != "already_resolved":  # another client answered first; nothing to say
+                self.notify(exc.message, title=exc.code, severity="error")
+
+    # -- actions ----------------------------------------------------------------------------------------------
+
+    async def _call(self, method: str, params: Any) -> Any:
+        if self.rpc is None:
+            raise RpcError("disconnected", "Not connected to the Cowork server (reconnecting…).")
+        return await self.rpc.request(method, params)
+
+    async def _guarded(self, call: Awaitable[Any]) -> Any:
+        try:
+            return await call
+        except RpcError as exc:
+            self.notify(exc.message, title=exc.code, severity="error")
+        except ConnectionError as exc:
+            self.notify(str(exc), title="disconnected", severity="error")
+        return None
+
+    @on(Input.Submitted, "#prompt")
+    async def _send(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        if not text or self.session is None:
+            return
+        event.input.value = ""
+        if self.state.running is not None:
+            params: Any = TurnSteerParams(session_id=self.session.id, text=text, client_message_id=uuid.uuid4().hex)
+            self.run_worker(self._guarded(self._call("turn/steer", params)), group="turn")
+        else:
+            params = TurnStartParams(session_id=self.session.id, text=text, client_message_id=uuid.uuid4().hex)
+            self.run_worker(self._guarded(self._call("turn/start", params)), group="turn")
+
+    @on(ListView.Selected, "#sessions")
+    async def _session_selected(self, event: ListView.Selected) -> None:
+        item = event.item
+        if isinstance(item, SessionItem) and (self.session is None or item.session.id != self.session.id):
+            self.switch_session(item.session.id)
+
+    @work(exclusive=True, group="switch")
+    async def switch_session(self, session_id: str) -> None:
+        async def switch() -> None:
+            got = await self._call("session/get", SessionGetParams(session_id=session_id))
+            await self.show_session(got.session)
+            await self._refresh_sessions()
+
+        await self._guarded(switch())
+
+    @work(exclusive=True, group="switch")
+    async def action_new_session(self) -> None:
+        async def create() -> None:
+            session = await self._call("session/create", self._create_params())
+            await self.show_session(session)
+            await self._refresh_sessions()
+            self.query_one("#prompt", Input).focus()
+
+        await self._guarded(create())
+
+    @work(exclusive=True, group="models")
+    async def action_pick_model(self) -> None:
+        if self.session is None:
+            return
+        models: ModelListResult | None = await self._guarded(
+            self._call("model/list", ModelListParams(session_id=self.session.id))
+        )
+        if models is None:
+            return
+        choice = await self.push_screen_wait(ModelPickerScreen(models))
+        if choice is None or self.session is None:
+            return
+        session = await self._guarded(self._call("model/set", ModelSetParams(session_id=self.session.id, model=choice)))
+        if session is not None:
+            self.session = session
+            self._set_model_label(session)
+            self.notify(f"Model: {self.model_label}")
+
+    def action_toggle_sidebar(self) -> None:
+        self.query_one("#sidebar").toggle_class("hidden")
+
+    def action_toggle_panels(self) -> None:
+        self.query_one("#panels").toggle_class("hidden")
+
+    async def action_cancel_turn(self) -> None:
+        if self.session is None or self.state.running is None:
+            return
+        params = TurnCancelParams(session_id=self.session.id, operation_id=self.state.running)
+        await self._guarded(self._call("turn/cancel", params))
+
+    async def action_continue_turn(self) -> None:
+        """Resume the session's interrupted turn (after a server restart)."""
+        if self.session is None or self.rpc is None:
+            return
+        got = await self._guarded(self._call("session/get", SessionGetParams(session_id=self.session.id)))
+        operation_id = got.session.active_operation_id if got is not None else None
+        if operation_id is None:
+            self.notify("Nothing to continue in this session.")
+            return
+        await self._guarded(self._call("operation/resume", OperationRef(operation_id=operation_id)))
+
+    async def action_refresh_mcp(self) -> None:
+        if self.rpc is not None:
+            await self._guarded(self._load_mcp(self.rpc))
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        yield SystemCommand("New session", "Start a new session in this workspace", self.action_new_session)
+        yield SystemCommand("Switch model", "Pick the model for this session (or auto)", self.action_pick_model)
+        yield SystemCommand("Toggle sessions sidebar", "Show or hide the sessions list", self.action_toggle_sidebar)
+        yield SystemCommand("Toggle panels", "Show or hide the todos and MCP panels", self.action_toggle_panels)
+        yield SystemCommand("Cancel turn", "Stop the running turn", self.action_cancel_turn)
+        yield SystemCommand("Continue", "Resume this session's interrupted turn", self.action_continue_turn)
+        yield SystemCommand("Refresh MCP servers", "Ask the server for the MCP servers again", self.action_refresh_mcp)
+        yield from super().get_system_commands(screen)
+
+    async def action_quit(self) -> None:
+        self._closing = True
+        if self.rpc is not None:
+            await self.rpc.close()
+        self.exit(0)
+
+    async def on_unmount(self) -> None:
+        self._closing = True
+        if self.rpc is not None:
+            await self.rpc.close()
+
+
+def run_tui(options: TuiOptions) -> int:
+    return CoworkApp(options).run() or 0

@@ -1,0 +1,152 @@
+"""Modal dialogs: approve a tool call, answer a question, pick a model."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+from cowork.protocol import ModelListResult, PendingApproval, PendingQuestion
+
+__all__ = ["ApprovalAnswer", "ApprovalScreen", "ModelPickerScreen", "QuestionScreen"]
+
+
+@dataclass(frozen=True)
+class ApprovalAnswer:
+    approved: bool
+    message: str | None = None
+
+
+class ApprovalScreen(ModalScreen[ApprovalAnswer | None]):
+    """A tool call waits for a yes or no. Dismissed with None when another client answered first."""
+
+    BINDINGS = [
+        Binding("ctrl+y", "approve", "Approve"),
+        Binding("ctrl+r", "reject", "Reject"),
+    ]
+
+    def __init__(self, request: PendingApproval) -> None:
+        super().__init__(classes="dialog-screen")
+        self.request = request
+
+    def compose(self) -> ComposeResult:
+        r = self.request
+        with Vertical(id="dialog", classes="approval"):
+            yield Label(Text.assemble(("Approve ", "bold yellow"), (r.name, "bold"), ("?", "bold yellow")))
+            if r.rerun:
+                yield Label(Text("It was interrupted by a restart; approving runs it again.", style="yellow"))
+            if r.reason:
+                yield Label(Text(r.reason, style="italic"), id="reason")
+            with VerticalScroll(id="arguments"):
+                yield Static(Text(json.dumps(r.arguments, indent=2, ensure_ascii=False)))
+            yield Input(placeholder="reason for rejecting (optional, told to the model)", id="reject-reason")
+            with Horizontal(classes="buttons"):
+                yield Button("Approve", id="approve", variant="success")
+                yield Button("Reject", id="reject", variant="error")
+
+    def on_mount(self) -> None:
+        self.query_one("#approve", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "approve":
+            self.action_approve()
+        else:
+            self.action_reject()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.action_reject()
+
+    def action_approve(self) -> None:
+        self.dismiss(ApprovalAnswer(True))
+
+    def action_reject(self) -> None:
+        reason = self.query_one("#reject-reason", Input).value.strip()
+        self.dismiss(ApprovalAnswer(False, reason or None))
+
+
+class QuestionScreen(ModalScreen[str | None]):
+    """The agent asks something (pick an option or type an answer); a guardrail asks whether to go on."""
+
+    def __init__(self, request: PendingQuestion) -> None:
+        super().__init__(classes="dialog-screen")
+        self.request = request
+        options = list(request.options)
+        if request.kind == "guardrail" and not options:
+            options = ["continue", "stop"]
+        self.options = options
+
+    def compose(self) -> ComposeResult:
+        q = self.request
+        guardrail = q.kind == "guardrail"
+        with Vertical(id="dialog", classes="guardrail" if guardrail else "question"):
+            title = "Keep going?" if guardrail else "Question"
+            yield Label(Text(title, style="bold yellow" if guardrail else "bold cyan"))
+            yield Static(Text(q.question), id="question-text")
+            if self.options:
+                yield OptionList(*[Option(o, id=str(i)) for i, o in enumerate(self.options)], id="options")
+            if not guardrail:
+                placeholder = "or type another answer and press Enter" if self.options else "your answer"
+                yield Input(placeholder=placeholder, id="answer")
+
+    def on_mount(self) -> None:
+        if self.options:
+            self.query_one("#options", OptionList).focus()
+        else:
+            self.query_one("#answer", Input).focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(self.options[event.option_index])
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.value.strip():
+            self.dismiss(event.value.strip())
+
+
+class ModelPickerScreen(ModalScreen[str | None]):
+    """`model/list` as a list: `auto` (the router picks) and every model of a connected provider."""
+
+    BINDINGS = [Binding("escape", "cancel", "Close")]
+
+    def __init__(self, models: ModelListResult) -> None:
+        super().__init__(classes="dialog-screen")
+        self.models = models
+
+    def compose(self) -> ComposeResult:
+        m = self.models
+        current = "auto" if m.auto else f"{m.current_provider}:{m.current_model}"
+        configured = {p.id for p in m.providers if p.configured}
+        options = [Option(Text.assemble(("auto", "bold"), ("  the router picks per turn", "dim")), id="auto")]
+        seen: set[str] = set()
+        for model in m.models:
+            if model.provider not in configured:
+                continue
+            ref = f"{model.provider}:{model.id}"
+            seen.add(ref)
+            extra = f"  [{model.tier}]" if model.tier else ""
+            extra += "  (running)" if model.source == "server" else ""
+            options.append(Option(Text.assemble((ref, "bold" if ref == current else ""), (extra, "dim")), id=ref))
+        for provider in m.providers:
+            ref = f"{provider.id}:{provider.default_model}"
+            if provider.configured and provider.default_model and ref not in seen:
+                options.append(Option(Text(ref), id=ref))
+        with Vertical(id="dialog", classes="models"):
+            yield Label(Text.assemble(("Model", "bold"), (f"  now: {current}", "dim")))
+            if len(options) == 1:
+                yield Label(Text("No provider is connected: `cowork` → /connect, or set an API key.", style="yellow"))
+            yield OptionList(*options, id="models")
+
+    def on_mount(self) -> None:
+        self.query_one("#models", OptionList).focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

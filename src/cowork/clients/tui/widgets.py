@@ -1,0 +1,392 @@
+"""The TUI's widgets: the chat transcript, the sessions sidebar, the todos and MCP panels, the usage bar."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.markup import escape
+from textual.widgets import Collapsible, ListItem, ListView, Markdown, Static
+from textual.widgets.markdown import MarkdownStream
+
+from cowork.protocol import (
+    AgentSpawned,
+    ApprovalRequested,
+    ApprovalResolved,
+    Ask,
+    AskResolved,
+    AssistantMessage,
+    BudgetWarning,
+    ContextCompressed,
+    ErrorEvent,
+    Guardrail,
+    LogLine,
+    ModelRetry,
+    ModelStreamChunk,
+    OperationStatus,
+    OperationStatusChanged,
+    Reasoning,
+    Route,
+    SessionEvent,
+    SessionInfo,
+    Todo,
+    ToolCall,
+    ToolInterrupted,
+    ToolResult,
+    UserMessage,
+)
+
+from .state import TERMINAL, UsageTotals, result_size, summarize_arguments
+
+__all__ = [
+    "ChatView",
+    "McpPanel",
+    "SessionItem",
+    "SessionList",
+    "TodosPanel",
+    "ToolCallLine",
+    "UsageBar",
+    "render_todos",
+]
+
+_TODO_MARK = {"completed": ("✔", "green"), "in_progress": ("◐", "yellow"), "pending": ("○", "dim")}
+_MCP_STYLE = {
+    "running": ("●", "green"),
+    "starting": ("◐", "yellow"),
+    "stopped": ("○", "dim"),
+    "disabled": ("○", "dim"),
+    "error": ("✘", "red"),
+    "auth_required": ("⚿", "yellow"),
+    "untrusted": ("?", "yellow"),
+}
+
+
+def render_todos(todos: list[Todo]) -> Text:
+    text = Text()
+    for todo in todos:
+        mark, style = _TODO_MARK[todo.status]
+        label = todo.active_form if todo.status == "in_progress" and todo.active_form else todo.content
+        text.append(f"{mark} ", style=style)
+        text.append(label + "\n", style="strike dim" if todo.status == "completed" else "")
+    text.rstrip()
+    return text
+
+
+class ToolCallLine(Collapsible):
+    """One tool call: a single line (name and arguments, then the result's size); expand for details."""
+
+    def __init__(self, call: ToolCall) -> None:
+        self.call = call
+        self.result: ToolResult | None = None
+        self.details = Static(self._details(), classes="tool-details")
+        super().__init__(self.details, title=self._line_title(), collapsed=True, classes="tool-call")
+
+    def _line_title(self) -> str:
+        """Markup for the one line (Collapsible titles are markup)."""
+        args = escape(f"({summarize_arguments(self.call.arguments)})")
+        head = f"[cyan]●[/] [b]{escape(self.call.name)}[/b][dim]{args}[/dim]"
+        if self.result is None:
+            return head
+        if self.result.is_error:
+            first = self.result.content.splitlines()[0][:80] if self.result.content else "error"
+            return f"{head}[dim]  ⎿ [/dim][red]{escape(first)}[/red]"
+        return f"{head}[dim]  ⎿ {result_size(self.result.content)}[/dim]"
+
+    def _details(self) -> Text:
+        text = Text()
+        text.append("arguments ", style="bold")
+        text.append(json.dumps(self.call.arguments, indent=2, ensure_ascii=False)[:2000] + "\n")
+        if self.result is None:
+            text.append("running…", style="dim")
+        else:
+            text.append("result ", style="bold")
+            text.append(result_size(self.result.content) + ("  (error)" if self.result.is_error else ""), style="dim")
+            preview = "\n".join(self.result.content.splitlines()[:8])
+            if preview:
+                text.append("\n" + preview[:1000], style="red" if self.result.is_error else "")
+        return text
+
+    def set_result(self, result: ToolResult) -> None:
+        self.result = result
+        self.title = self._line_title()
+        self.details.update(self._details())
+
+
+class ChatView(VerticalScroll):
+    """The transcript of the shown session, built from its events as they arrive (replayed or live)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._streams: dict[tuple[str, int], tuple[Markdown, MarkdownStream]] = {}
+        self._answers: dict[tuple[str, int], Markdown] = {}
+        self._thinking: dict[tuple[str, int], tuple[Static, list[str]]] = {}
+        self._tools: dict[str, ToolCallLine] = {}
+        self._children_ops: dict[str, str] = {}
+
+    async def clear(self) -> None:
+        await self.close_streams()
+        self._answers.clear()
+        self._thinking.clear()
+        self._tools.clear()
+        self._children_ops.clear()
+        await self.remove_children()
+
+    async def close_streams(self) -> None:
+        streams = list(self._streams.values())
+        self._streams.clear()
+        for _, stream in streams:
+            await stream.stop()
+
+    async def _add(self, widget: Any) -> None:
+        follow = self.is_vertical_scroll_end or self.max_scroll_y == 0
+        await self.mount(widget)
+        if follow:
+            self.scroll_end(animate=False)
+
+    async def note(self, text: str | Text, classes: str = "note") -> None:
+        await self._add(Static(text, classes=classes))
+
+    async def handle(self, event: SessionEvent) -> None:
+        payload = event.payload
+        op = getattr(payload, "operation_id", None)
+        if op is not None and op in self._children_ops:
+            await self._child_event(op, payload)
+            return
+        handler = getattr(self, f"_on_{event.type}", None)
+        if handler is not None:
+            await handler(payload)
+
+    # -- the conversation -------------------------------------------------------------------------------------
+
+    async def _on_user_message(self, p: UserMessage) -> None:
+        prefix = "↳ " if p.steer else "› "
+        await self._add(Static(Text(prefix + p.text, style="bold"), classes="user"))
+
+    async def _on_model_stream_chunk(self, p: ModelStreamChunk) -> None:
+        key = (p.operation_id, p.step)
+        entry = self._streams.get(key)
+        if entry is None:
+            if key in self._answers:
+                return  # already complete (a replayed chunk after its message): nothing to add
+            markdown = Markdown(classes="assistant")
+            self._answers[key] = markdown
+            await self._add(markdown)
+            entry = (markdown, Markdown.get_stream(markdown))
+            self._streams[key] = entry
+        await entry[1].write(p.text)
+        if self.is_vertical_scroll_end or self.max_scroll_y == 0:
+            self.call_after_refresh(self.scroll_end, animate=False)
+
+    async def _on_assistant_message(self, p: AssistantMessage) -> None:
+        key = (p.operation_id, p.step)
+        entry = self._streams.pop(key, None)
+        if entry is not None:
+            await entry[1].stop()
+        markdown = self._answers.get(key)
+        if markdown is None:
+            if not p.text:
+                return
+            markdown = Markdown(classes="assistant")
+            self._answers[key] = markdown
+            await self._add(markdown)
+        if markdown.source != p.text:
+            # Chunks may have been dropped under back-pressure: the complete message is the truth.
+            await markdown.update(p.text)
+
+    async def _on_reasoning(self, p: Reasoning) -> None:
+        key = (p.operation_id, p.step)
+        entry = self._thinking.get(key)
+        if entry is None:
+            body = Static("", classes="reasoning-text")
+            entry = (body, [])
+            self._thinking[key] = entry
+            await self._add(Collapsible(body, title="✻ thinking", collapsed=True, classes="reasoning"))
+        entry[1].append(p.text)
+        entry[0].update(Text("".join(entry[1]), style="italic dim"))
+
+    async def _on_tool_call(self, p: ToolCall) -> None:
+        line = ToolCallLine(p)
+        self._tools[p.tool_call_id] = line
+        await self._add(line)
+
+    async def _on_tool_result(self, p: ToolResult) -> None:
+        line = self._tools.get(p.tool_call_id)
+        if line is not None:
+            line.set_result(p)
+
+    async def _on_tool_interrupted(self, p: ToolInterrupted) -> None:
+        verb = "asking before running it again" if p.action == "ask" else "running it again"
+        await self.note(Text(f"  ⎿ {p.name} was interrupted by a restart; {verb}", style="yellow"))
+
+    # -- requests ---------------------------------------------------------------------------------------------
+
+    async def _on_approval_requested(self, p: ApprovalRequested) -> None:
+        await self.note(
+            Text.assemble(("⏸ approval needed: ", "yellow"), (p.name, "bold"), (f" — {p.reason}" if p.reason else ""))
+        )
+
+    async def _on_approval_resolved(self, p: ApprovalResolved) -> None:
+        if p.approved:
+            await self.note(Text("  ✔ approved", style="green"))
+        else:
+            await self.note(Text(f"  ✘ rejected{': ' + p.message if p.message else ''}", style="red"))
+
+    async def _on_ask(self, p: Ask) -> None:
+        label = "keep going?" if p.kind == "guardrail" else "question"
+        await self.note(Text.assemble((f"? {label}: ", "cyan"), p.question))
+
+    async def _on_ask_resolved(self, p: AskResolved) -> None:
+        await self.note(Text(f"  → {p.answer}", style="cyan"))
+
+    # -- status and notices -----------------------------------------------------------------------------------
+
+    async def _on_operation_status(self, p: OperationStatusChanged) -> None:
+        if p.parent_operation_id is not None or p.status not in TERMINAL:
+            return
+        await self.close_streams()
+        if p.status == OperationStatus.CANCELLED:
+            await self.note(Text(f"⏹ cancelled{': ' + p.reason if p.reason else ''}", style="yellow"))
+        elif p.status == OperationStatus.INTERRUPTED:
+            await self.note(Text(f"⏹ interrupted: {p.reason or ''} (“Continue” in the palette resumes it)", "yellow"))
+        elif p.status == OperationStatus.ERROR:
+            await self.note(Text(f"⏹ stopped: {p.reason or p.code or 'error'}", style="red"))
+
+    async def _on_error(self, p: ErrorEvent) -> None:
+        await self.note(Text.assemble((f"✘ {p.code}: ", "bold red"), p.message), classes="note error")
+
+    async def _on_guardrail(self, p: Guardrail) -> None:
+        await self.note(Text(f"⚠ {p.message}", style="yellow"))
+
+    async def _on_route(self, p: Route) -> None:
+        await self.note(Text(f"⇢ {p.provider}:{p.model} ({p.tier}): {p.reason}", style="yellow" if p.notify else "dim"))
+
+    async def _on_model_retry(self, p: ModelRetry) -> None:
+        await self.note(
+            Text(
+                f"⟳ {p.code.replace('_', ' ')}: trying again in {p.delay_seconds:.1f} s "
+                f"(attempt {p.attempt} of {p.max_attempts})",
+                style="yellow",
+            )
+        )
+
+    async def _on_budget_warning(self, p: BudgetWarning) -> None:
+        await self.note(
+            Text(f"⚠ {p.fraction:.0%} of the {p.cap} budget used (${p.spent_usd:.2f} of ${p.limit_usd:.2f})", "yellow")
+        )
+
+    async def _on_context_compressed(self, p: ContextCompressed) -> None:
+        await self.note(
+            Text(
+                f"⟲ context compressed: {p.summarized_messages} messages summarised "
+                f"({p.tokens_before:,} → {p.tokens_after:,} tokens)",
+                style="dim",
+            )
+        )
+
+    async def _on_log(self, p: LogLine) -> None:
+        await self.note(Text(f"  │ {p.text}", style="dim"))
+
+    async def _on_agent_spawned(self, p: AgentSpawned) -> None:
+        self._children_ops[p.child_operation_id] = p.agent_type
+        await self.note(
+            Text.assemble(("◆ ", "magenta"), (f"{p.agent_type} agent", "bold"), (f": {p.task[:80]}", "dim"))
+        )
+
+    async def _child_event(self, child: str, payload: Any) -> None:
+        kind = self._children_ops[child]
+        if isinstance(payload, ToolCall):
+            await self.note(Text(f"  ↳ {payload.name}({summarize_arguments(payload.arguments, 60)})", style="dim"))
+        elif isinstance(payload, OperationStatusChanged) and payload.status in TERMINAL:
+            style = "dim" if payload.status == OperationStatus.DONE else "yellow"
+            await self.note(Text(f"  ↳ {kind} agent {payload.status}", style=style))
+
+    async def on_unmount(self) -> None:
+        await self.close_streams()
+
+
+class SessionItem(ListItem):
+    def __init__(self, session: SessionInfo, current: bool) -> None:
+        self.session = session
+        title = session.title or "(untitled)"
+        super().__init__(Static(Text(title, no_wrap=True, overflow="ellipsis")), classes="current" if current else "")
+
+
+class SessionList(ListView):
+    """The sessions sidebar (newest first); Enter or a click switches to one."""
+
+    async def show(self, sessions: list[SessionInfo], current: str | None) -> None:
+        await self.clear()
+        await self.extend(SessionItem(s, s.id == current) for s in sessions)
+        for index, session in enumerate(sessions):
+            if session.id == current:
+                self.index = index
+
+
+class TodosPanel(Static):
+    def show(self, todos: list[Todo]) -> None:
+        self.update(render_todos(todos) if todos else Text("no todos yet", style="dim"))
+
+
+class McpPanel(Static):
+    """MCP servers and their status, from `mcp/list` and `mcp/status` notifications."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(Text("…", style="dim"), **kwargs)
+        self.servers: dict[str, dict[str, Any]] = {}
+        self.available: bool | None = None
+
+    def unavailable(self) -> None:
+        self.available = False
+        self.update(Text("MCP not available", style="dim"))
+
+    def load(self, servers: list[dict[str, Any]]) -> None:
+        self.available = True
+        self.servers = {str(s.get("name")): s for s in servers}
+        self._redraw()
+
+    def status(self, server: dict[str, Any]) -> None:
+        if self.available is False:
+            return
+        self.available = True
+        self.servers[str(server.get("name"))] = server
+        self._redraw()
+
+    def _redraw(self) -> None:
+        if not self.servers:
+            self.update(Text("no MCP servers", style="dim"))
+            return
+        text = Text()
+        for name in sorted(self.servers):
+            server = self.servers[name]
+            status = str(server.get("status", "?"))
+            mark, style = _MCP_STYLE.get(status, ("?", "dim"))
+            tools = server.get("tools") or []
+            text.append(f"{mark} ", style=style)
+            text.append(name, style="bold")
+            text.append(f" {status}", style=style)
+            if tools:
+                text.append(f" · {len(tools)} tool{'s' if len(tools) != 1 else ''}", style="dim")
+            text.append("\n")
+            if server.get("reason") and status != "running":
+                text.append(f"  {server['reason']}\n", style="dim")
+        text.rstrip()
+        self.update(text)
+
+
+class UsageBar(Static):
+    """One line: model, tokens, cost, today's cost, connection."""
+
+    def show(self, model: str, usage: UsageTotals, connection: str) -> None:
+        text = Text()
+        text.append(f" {model}", style="bold")
+        text.append(f" · {usage.input_tokens:,} in · {usage.output_tokens:,} out", style="")
+        if usage.cost_usd or not usage.cost_known:
+            text.append(f" · ${usage.cost_usd:.4f}" + ("" if usage.cost_known else "+?"))
+        if usage.day_cost_usd is not None:
+            text.append(f" · today ${usage.day_cost_usd:.2f}")
+        text.append("  ")
+        style = "green" if connection == "connected" else "yellow"
+        text.append(("● " if connection == "connected" else "○ ") + connection, style=style)
+        self.update(text)

@@ -1,0 +1,272 @@
+"""The configuration schema. Defaults here are the built-in layer."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "AgentConfig",
+    "BashConfig",
+    "BudgetsConfig",
+    "CommandsConfig",
+    "CoworkConfig",
+    "CredentialsConfig",
+    "LocalModelsConfig",
+    "McpConfig",
+    "PermissionsConfig",
+    "PriceOverride",
+    "ProviderSettings",
+    "RouterConfig",
+    "RouterTier",
+    "SandboxConfig",
+    "ServerConfig",
+    "ToolsConfig",
+    "WebConfig",
+]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ServerConfig(_Section):
+    host: str = Field(default="127.0.0.1", description="Address to bind. Non-loopback needs a token.")
+    port: int = Field(default=0, ge=0, le=65535, description="Port to bind; 0 picks a free one.")
+    max_frame_bytes: int = Field(default=1 << 20, ge=1024, description="Largest accepted request frame.")
+    max_inflight_requests: int = Field(default=32, ge=1, description="Requests one connection may have running.")
+    outbound_queue_limit: int = Field(
+        default=2000, ge=16, description="Messages queued for a slow connection before stream deltas are dropped."
+    )
+    allowed_origins: list[str] = Field(
+        default_factory=list, description="Extra browser origins allowed on /ws (the server's own is always allowed)."
+    )
+    idle_exit_seconds: float | None = Field(
+        default=None, gt=0, description="Exit after this long with no connection and no running turn."
+    )
+
+
+class ProviderSettings(_Section):
+    base_url: str | None = None
+    api_key_env: str | None = Field(default=None, description="Environment variable holding the API key.")
+    default_model: str | None = None
+    api: Literal["chat", "responses"] | None = Field(
+        default=None, description="OpenAI wire API: Chat Completions or Responses."
+    )
+
+
+class AgentConfig(_Section):
+    max_steps: int = Field(
+        default=50, ge=1, le=10_000, description="Model calls per turn before it pauses to ask whether to go on."
+    )
+    user_name: str = ""
+    output_directory: str | None = None
+    knowledge_cutoff: str = "unknown"
+    request_timeout_seconds: float = Field(default=600, gt=0)
+    provider_max_retries: int = Field(
+        default=3,
+        ge=0,
+        le=10,
+        description="Retries of a model request that failed before streaming anything (429, 5xx, timeouts, "
+        "connection errors) before the turn fails.",
+    )
+    retry_base_seconds: float = Field(
+        default=1.0, gt=0, le=60, description="First retry delay; doubles each attempt, with jitter."
+    )
+    retry_max_seconds: float = Field(default=30, gt=0, le=600, description="Longest delay between two attempts.")
+    max_retry_after_seconds: float = Field(
+        default=120,
+        ge=0,
+        le=3600,
+        description="A provider's retry-after longer than this fails the turn at once (rate_limited) instead of "
+        "waiting.",
+    )
+    reasoning_effort: Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"] | None = Field(
+        default=None, description="Default reasoning (thinking) effort; unset: the model's own default."
+    )
+    stuck_repeats: int = Field(
+        default=3, ge=2, le=100, description="The same tool with the same input this many times in a row: pause."
+    )
+    cost_cap_usd: float = Field(default=1.0, ge=0, description="Spend within cost_window_seconds that pauses a turn.")
+    cost_window_seconds: float = Field(default=600, gt=0)
+    checkin_seconds: float = Field(default=300, gt=0, description="Wall time after which a turn asks to go on.")
+    error_rate_threshold: float = Field(
+        default=0.5, gt=0, le=1, description="Share of failing recent tool calls above which a turn stops."
+    )
+    error_rate_window: int = Field(default=10, ge=2, description="How many recent tool calls the error rate covers.")
+    error_rate_min_calls: int = Field(default=4, ge=1, description="Fewer recent calls than this never trip it.")
+    context_window: int | None = Field(
+        default=None, ge=1000, description="Tokens the model accepts; default: the catalog's figure, else 128000."
+    )
+    compress_at: float = Field(
+        default=0.8, gt=0.1, lt=1, description="Compress history when a request would fill this share of the window."
+    )
+    keep_recent: float = Field(
+        default=0.3, gt=0.05, lt=0.9, description="Share of the window kept verbatim (newest) when compressing."
+    )
+    max_agent_depth: int = Field(default=1, ge=0, le=5, description="How deep sub-agents may nest (0: none).")
+    max_concurrent_agents: int = Field(default=4, ge=1, le=64, description="Sub-agents one operation may run at once.")
+
+
+class WebConfig(_Section):
+    allow_private_addresses: bool = Field(
+        default=False, description="Let webFetch reach loopback, private and link-local addresses."
+    )
+    fetch_max_bytes: int = Field(default=5 << 20, ge=1024, description="Largest page webFetch downloads.")
+    fetch_timeout_seconds: float = Field(default=30, gt=0)
+    search_backend: str | None = Field(
+        default=None, description="brave, tavily, exa or duckduckgo; default: the first with a key, else duckduckgo."
+    )
+    search_endpoints: dict[str, str] = Field(
+        default_factory=dict, description="Override a search backend's URL (self-hosted proxies, tests)."
+    )
+
+
+class BashConfig(_Section):
+    default_timeout_seconds: float = Field(default=120, gt=0)
+    max_timeout_seconds: float = Field(default=600, gt=0)
+    output_limit_chars: int = Field(default=30_000, ge=1000, description="Output kept inline; the rest goes to a file.")
+
+
+class SandboxConfig(_Section):
+    enabled: bool = Field(default=True, description="Run bash under bubblewrap when it is available.")
+    bwrap_path: str | None = Field(default=None, description="bubblewrap binary (default: /usr/bin/bwrap, /bin/bwrap).")
+    network: bool = Field(default=False, description="Whether new sessions start with network access for bash.")
+    extra_writable: list[str] = Field(default_factory=list, description="More folders bash may write to.")
+
+
+class CommandsConfig(_Section):
+    allow: list[str] = Field(
+        default_factory=list,
+        description='Shell command patterns treated as safe (e.g. "npm test", "make *"); never overrides dangerous.',
+    )
+    deny: list[str] = Field(
+        default_factory=list, description='Shell command patterns always treated as dangerous (e.g. "git push *").'
+    )
+
+
+class PermissionsConfig(_Section):
+    extra_read_roots: list[str] = Field(default_factory=list)
+    extra_write_roots: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(
+        default_factory=list, description="More paths no tool may read or write, even when auto-run allows it."
+    )
+
+
+class ToolsConfig(_Section):
+    web: WebConfig = Field(default_factory=WebConfig)
+    bash: BashConfig = Field(default_factory=BashConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
+    commands: CommandsConfig = Field(default_factory=CommandsConfig)
+    approval_mode: Literal["manual", "auto-run"] = Field(
+        default="manual",
+        description="manual: risky calls ask; auto-run: they run (dangerous ones, and risky shell commands without "
+        "a sandbox, still ask).",
+    )
+    auto_approve: list[str] = Field(
+        default_factory=list,
+        description="Tools (with side effects) that run without asking. Read-only tools always do.",
+    )
+    plugins: list[str] = Field(
+        default_factory=list,
+        description='Extra tools: "module:function" paths, each called with the tool registry to register into.',
+    )
+
+
+class PriceOverride(_Section):
+    input_per_mtok: float = Field(ge=0, description="USD per million input tokens.")
+    output_per_mtok: float = Field(ge=0, description="USD per million output tokens.")
+    cached_input_per_mtok: float | None = Field(default=None, ge=0)
+
+
+class BudgetsConfig(_Section):
+    per_interaction_usd: float | None = Field(
+        default=0.50, ge=0, description="Spend one user request may cause (its turn and sub-agents); unset: no cap."
+    )
+    daily_usd: float | None = Field(default=10.0, ge=0, description="Spend per calendar day (local time).")
+    weekly_usd: float | None = Field(default=50.0, ge=0, description="Spend per week, Monday to Sunday.")
+    monthly_usd: float | None = Field(default=200.0, ge=0, description="Spend per calendar month.")
+    warn_at: float = Field(
+        default=0.8, gt=0, lt=1, description="Share of a cap at which a budget_warning event is sent."
+    )
+    estimated_output_tokens: int = Field(
+        default=1024, ge=0, description="Output tokens assumed when estimating what a model call will cost."
+    )
+
+
+class RouterTier(_Section):
+    name: str = Field(min_length=1, max_length=40)
+    provider: str = Field(min_length=1, max_length=100)
+    model: str = Field(min_length=1, max_length=200)
+
+
+class RouterConfig(_Section):
+    enabled: bool = Field(
+        default=False, description="Route each turn of sessions without an explicit model (or with model auto)."
+    )
+    preference: Literal["local", "cloud"] = Field(
+        default="cloud", description="local: simple requests go to the local model; cloud: always cloud."
+    )
+    local: str | None = Field(
+        default=None, description='The local model as "provider:model" (e.g. "ollama:qwen3:8b"); unset: none.'
+    )
+    tiers: list[RouterTier] = Field(
+        default_factory=list,
+        description="Cloud tiers, weakest first; unset: the default provider's catalog tiers (fast, strong, max).",
+    )
+    local_max_tokens: int = Field(default=8000, ge=500, description="Prompt size the local model handles.")
+    simple_max_tokens: int = Field(default=500, ge=1, description="Up to this size a request counts as simple.")
+
+
+class LocalModelsConfig(_Section):
+    preflight: bool = Field(default=True, description="Check that a local (Ollama) model fits in memory first.")
+    reserve_gb: float = Field(default=3.0, ge=0, description="Memory kept free for the system and Cowork itself.")
+    context_tokens: int = Field(
+        default=8192, ge=512, description="Context the local model is run with (sizes its KV cache)."
+    )
+    probe_timeout_seconds: float = Field(default=2.0, gt=0, le=60, description="How long to wait for a local server.")
+
+
+class CredentialsConfig(_Section):
+    store: Literal["auto", "keyring", "file"] = Field(
+        default="auto", description="auto: the OS keyring when one works, else a 0600 file under COWORK_HOME/auth."
+    )
+
+
+class McpConfig(_Section):
+    connect_timeout_seconds: float = Field(
+        default=30.0, gt=0, le=600, description="How long an MCP server may take to start and answer `initialize`."
+    )
+    call_timeout_seconds: float | None = Field(
+        default=None, gt=0, description="Longest an MCP tool call may run; none by default (cancel the turn)."
+    )
+    max_restarts: int = Field(
+        default=5, ge=0, description="Reconnect attempts after an MCP server crashes, before it stays in error."
+    )
+    backoff_base_seconds: float = Field(default=1.0, gt=0, description="First reconnect delay; doubles each time.")
+    backoff_max_seconds: float = Field(default=60.0, gt=0, description="Longest reconnect delay.")
+    stop_grace_seconds: float = Field(
+        default=3.0, gt=0, le=60, description="Time between SIGTERM and SIGKILL when an MCP server is stopped."
+    )
+    ping_idle_seconds: float = Field(
+        default=60.0, ge=0, description="A client idle longer than this is pinged before it is reused."
+    )
+
+
+class CoworkConfig(_Section):
+    provider: str | None = Field(default=None, description="Provider id, e.g. openai, anthropic, google, ollama.")
+    model: str | None = Field(default=None, description="Model id; defaults to the provider's default model.")
+    server: ServerConfig = Field(default_factory=ServerConfig)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
+    providers: dict[str, ProviderSettings] = Field(default_factory=dict)
+    prices: dict[str, PriceOverride] = Field(
+        default_factory=dict, description='Prices by "provider:model" (or "model"), over the built-in price table.'
+    )
+    budgets: BudgetsConfig = Field(default_factory=BudgetsConfig)
+    router: RouterConfig = Field(default_factory=RouterConfig)
+    local_models: LocalModelsConfig = Field(default_factory=LocalModelsConfig)
+    credentials: CredentialsConfig = Field(default_factory=CredentialsConfig)
+    mcp: McpConfig = Field(default_factory=McpConfig)

@@ -1,0 +1,232 @@
+"""stdio MCP server processes: spawn in their own session, a lockfile each, tree kill, and the orphan sweep.
+
+The SDK's `stdio_client` hides the child process; Cowork needs its pid (status, lockfile) and its stderr (the
+reason a server failed), so this module spawns it and speaks newline-delimited JSON-RPC over its pipes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import shutil
+import signal
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from subprocess import PIPE
+from typing import Any
+
+import anyio
+import anyio.abc
+import mcp_types
+import psutil
+from anyio.streams.text import TextReceiveStream
+from mcp.client.stdio import get_default_environment
+from mcp.shared.message import SessionMessage
+
+__all__ = ["StdioChild", "kill_tree", "spawn_stdio", "sweep_orphans"]
+
+log = logging.getLogger(__name__)
+
+_STDERR_LINES = 40
+
+
+@dataclass
+class StdioChild:
+    """A running stdio server: its pid, its stderr tail, and whether it has exited."""
+
+    pid: int
+    stderr: deque[str]
+    exited: anyio.Event
+    process: anyio.abc.Process
+
+    def stderr_tail(self) -> str | None:
+        return "\n".join(self.stderr) or None
+
+    def exit_reason(self) -> str:
+        code = self.process.returncode
+        tail = self.stderr_tail()
+        what = f"exited with code {code}" if code is not None else "closed its output"
+        return f"The server {what}." + (f" Last stderr: {tail.splitlines()[-1]}" if tail else "")
+
+
+def _process_identity(pid: int) -> float | None:
+    try:
+        return psutil.Process(pid).create_time()
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return None
+
+
+def kill_tree(pid: int, *, grace: float, pgid: int | None = None) -> None:
+    """SIGTERM the process, its descendants and its process group; SIGKILL whatever survives `grace` seconds."""
+    try:
+        root = psutil.Process(pid)
+        procs = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        procs = []
+    for proc in procs:
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            proc.send_signal(signal.SIGTERM)
+    if pgid is not None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGTERM)
+    _gone, alive = psutil.wait_procs(procs, timeout=grace)
+    for proc in alive:
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            proc.kill()
+    if pgid is not None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
+    psutil.wait_procs(alive, timeout=grace)
+
+
+def _lock_path(lock_dir: Path, name: str, pid: int) -> Path:
+    return lock_dir / f"{name}-{pid}.json"
+
+
+def _write_lock(lock_dir: Path, name: str, pid: int) -> Path | None:
+    created = _process_identity(pid)
+    if created is None:
+        return None
+    me = psutil.Process()
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    path = _lock_path(lock_dir, name, pid)
+    data = {"name": name, "pid": pid, "createTime": created, "ownerPid": me.pid, "ownerCreateTime": me.create_time()}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def sweep_orphans(lock_dir: Path, *, grace: float) -> list[int]:
+    """Kill stdio servers a crashed Cowork left behind; return their pids.
+
+    A lockfile's process is killed only if its pid and creation time both match (a reused pid is left alone)
+    and the Cowork that started it is gone. Blocking: call it off the event loop.
+    """
+    killed: list[int] = []
+    if not lock_dir.is_dir():
+        return killed
+    for path in sorted(lock_dir.glob("*.json")):
+        try:
+            data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+            pid, created = int(data["pid"]), float(data["createTime"])
+            owner, owner_created = int(data["ownerPid"]), float(data["ownerCreateTime"])
+        except (OSError, ValueError, KeyError, TypeError):
+            path.unlink(missing_ok=True)
+            continue
+        owner_now = _process_identity(owner)
+        if owner_now is not None and abs(owner_now - owner_created) < 0.01:
+            continue  # its Cowork is still running (another server on the same home): not an orphan
+        now = _process_identity(pid)
+        if now is not None and abs(now - created) < 0.01:
+            log.warning("killing orphaned MCP server %s (pid %d) left by a previous Cowork", data.get("name"), pid)
+            kill_tree(pid, grace=grace, pgid=pid)
+            killed.append(pid)
+        path.unlink(missing_ok=True)
+    return killed
+
+
+def _parse(line: str) -> SessionMessage | Exception:
+    try:
+        return SessionMessage(mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+    except ValueError as exc:
+        return exc
+
+
+@contextlib.asynccontextmanager
+async def spawn_stdio(
+    *,
+    name: str,
+    command: str,
+    args: list[str],
+    env: dict[str, str],
+    cwd: str | None,
+    lock_dir: Path,
+    grace: float,
+    on_spawn: Callable[[StdioChild], None] = lambda _child: None,
+) -> AsyncIterator[tuple[Any, Any, StdioChild]]:
+    """Start the server and yield (read stream, write stream, child); on exit stop its whole tree.
+
+    Raises:
+        FileNotFoundError: the command is not found (the message says which).
+    """
+    executable = shutil.which(command, path=env.get("PATH") or os.environ.get("PATH"))
+    if executable is None:
+        raise FileNotFoundError(f"Command not found: {command!r} (is it installed and on PATH?)")
+    process = await anyio.open_process(
+        [executable, *args],
+        stdin=PIPE,
+        stdout=PIPE,
+        stderr=PIPE,
+        env=get_default_environment() | env,
+        cwd=cwd,
+        start_new_session=True,
+    )
+    child = StdioChild(pid=process.pid, stderr=deque(maxlen=_STDERR_LINES), exited=anyio.Event(), process=process)
+    lock = _write_lock(lock_dir, name, process.pid)
+    on_spawn(child)
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+
+    async def stdout_reader() -> None:
+        assert process.stdout is not None
+        buffer = ""
+        try:
+            async with read_writer:
+                async for chunk in TextReceiveStream(process.stdout):
+                    lines = (buffer + chunk).split("\n")
+                    buffer = lines.pop()
+                    for line in lines:
+                        if line.strip():
+                            await read_writer.send(_parse(line))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            pass
+        finally:
+            child.exited.set()
+
+    async def stderr_reader() -> None:
+        assert process.stderr is not None
+        buffer = ""
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            async for chunk in TextReceiveStream(process.stderr, errors="replace"):
+                lines = (buffer + chunk).split("\n")
+                buffer = lines.pop()
+                child.stderr.extend(line for line in lines if line.strip())
+        if buffer.strip():
+            child.stderr.append(buffer)
+
+    async def stdin_writer() -> None:
+        assert process.stdin is not None
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            async with write_reader:
+                async for message in write_reader:
+                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await process.stdin.send((data + "\n").encode())
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(stdout_reader)
+            tg.start_soon(stderr_reader)
+            tg.start_soon(stdin_writer)
+            try:
+                yield read_stream, write_stream, child
+            finally:
+                with anyio.CancelScope(shield=True):
+                    write_stream.close()
+                    read_stream.close()
+                    if process.stdin is not None:
+                        with contextlib.suppress(Exception):
+                            await process.stdin.aclose()
+                    if process.returncode is None:
+                        await anyio.to_thread.run_sync(lambda: kill_tree(process.pid, grace=grace, pgid=process.pid))
+                    with anyio.move_on_after(grace):
+                        await process.wait()
+                tg.cancel_scope.cancel()
+    finally:
+        with anyio.CancelScope(shield=True):
+            with contextlib.suppress(Exception):
+                await process.aclose()
+        if lock is not None:
+            lock.unlink(missing_ok=True)

@@ -1,0 +1,123 @@
+"""Adapter families: how a `ModelTarget` becomes a pydantic-ai model. One registered factory per family."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TypeAlias
+
+from pydantic_ai.models import Model
+
+from ._resolve import ModelTarget
+
+__all__ = ["Built", "ModelCache", "family_factory", "register_family"]
+
+# Local servers accept any key, but the SDKs refuse to start without one.
+_PLACEHOLDER_KEY = "cowork-no-key"
+
+
+@dataclass
+class Built:
+    """A model and what to close with it (clients the model's provider does not own)."""
+
+    model: Model
+    closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+
+
+Factory: TypeAlias = Callable[[ModelTarget], Built]
+_FACTORIES: dict[str, Factory] = {}
+
+
+def register_family(name: str) -> Callable[[Factory], Factory]:
+    def decorator(factory: Factory) -> Factory:
+        _FACTORIES[name] = factory
+        return factory
+
+    return decorator
+
+
+def family_factory(name: str) -> Factory:
+    try:
+        return _FACTORIES[name]
+    except KeyError:
+        raise LookupError(f"no adapter registered for model family {name!r}") from None
+
+
+def _openai_provider(target: ModelTarget) -> Built:
+    """An OpenAI-compatible provider: pydantic-ai's named one when there is one (for its model profiles)."""
+    from openai import AsyncOpenAI
+    from pydantic_ai.providers import Provider
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    # Cowork retries itself (see `stream_with_retries`), so the SDK makes one attempt.
+    client = AsyncOpenAI(base_url=target.base_url, api_key=target.api_key or _PLACEHOLDER_KEY, max_retries=0)
+    provider: Provider[AsyncOpenAI] = OpenAIProvider(openai_client=client)
+    if target.profile:
+        module = importlib.import_module(f"pydantic_ai.providers.{target.profile}")
+        cls = next(
+            value
+            for name, value in vars(module).items()
+            if name.endswith("Provider") and isinstance(value, type) and value.__module__ == module.__name__
+        )
+        provider = cls(openai_client=client)
+    return Built(_with_provider(target, provider), [client.close])
+
+
+def _with_provider(target: ModelTarget, provider: object) -> Model:
+    from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
+
+    if target.family == "openai":
+        return OpenAIResponsesModel(target.model, provider=provider)  # type: ignore[arg-type]
+    return OpenAIChatModel(target.model, provider=provider)  # type: ignore[arg-type]
+
+
+@register_family("openai-chat")
+def _openai_chat(target: ModelTarget) -> Built:
+    return _openai_provider(target)
+
+
+@register_family("openai")
+def _openai_responses(target: ModelTarget) -> Built:
+    return _openai_provider(target)
+
+
+@register_family("anthropic")
+def _anthropic(target: ModelTarget) -> Built:
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+
+    provider = AnthropicProvider(api_key=target.api_key or _PLACEHOLDER_KEY, base_url=target.base_url)
+    return Built(AnthropicModel(target.model, provider=provider))
+
+
+@register_family("google")
+def _google(target: ModelTarget) -> Built:
+    from pydantic_ai.models.google import GoogleModel
+    from pydantic_ai.providers.google import GoogleProvider
+
+    provider = GoogleProvider(api_key=target.api_key or _PLACEHOLDER_KEY, base_url=target.base_url)
+    return Built(GoogleModel(target.model, provider=provider))
+
+
+class ModelCache:
+    """Reuses model instances (and so their HTTP connection pools) across turns; `aclose` closes them all."""
+
+    def __init__(self) -> None:
+        self._models: dict[ModelTarget, Model] = {}
+        self._stack = contextlib.AsyncExitStack()
+
+    async def get(self, target: ModelTarget) -> Model:
+        model = self._models.get(target)
+        if model is None:
+            built = family_factory(target.family)(target)
+            for close in built.closers:
+                self._stack.push_async_callback(close)
+            model = await self._stack.enter_async_context(built.model)
+            self._models[target] = model
+        return model
+
+    async def aclose(self) -> None:
+        self._models.clear()
+        await self._stack.aclose()

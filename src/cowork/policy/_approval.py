@@ -1,0 +1,167 @@
+"""The multi-phase approval policy: for each tool call, run it now or ask the user, security first.
+
+Phases, in order (the first that decides wins):
+
+1. security: a dangerous shell command, a tool whose name says it deletes, sends or pays, or a command that
+   needs the network while the session's network is off → ask;
+2. a per-tool override of `always` → ask;
+3. running inside an automation → run;
+4. an MCP server's policy (`manual` → ask, `allow-list` → listed tools run, `auto-run` → run);
+5. a per-tool override of `never`, or the user's auto-run mode → run (a risky shell command still asks when
+   there is no sandbox to contain it);
+6. the allow-list (`tools.auto_approve`) → run; otherwise (manual) risky calls ask and the rest run.
+
+`--yolo` skips all of it. Path permissions are enforced by the tools themselves and never skipped.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from ._commands import Classification
+
+__all__ = [
+    "SECURITY_NAME_PATTERNS",
+    "ApprovalMode",
+    "ApprovalPolicy",
+    "CallFacts",
+    "PolicyContext",
+    "PolicyDecision",
+    "ServerPolicy",
+    "ToolOverride",
+    "decide",
+]
+
+ApprovalMode = Literal["manual", "auto-run"]
+ToolOverride = Literal["always", "never", "inherit"]
+
+SECURITY_NAME_PATTERNS: tuple[str, ...] = (
+    "delete*",
+    "*_delete*",
+    "*delete_*",
+    "remove_*",
+    "*_remove*",
+    "destroy*",
+    "*_destroy*",
+    "drop_*",
+    "purge*",
+    "send*",
+    "*_send*",
+    "*email*",
+    "*post_message*",
+    "*transfer*",
+    "*payment*",
+    "pay_*",
+    "*_pay",
+    "*purchase*",
+    "*refund*",
+    "execute_command",
+    "*_execute_command",
+)
+"""Tool names (MCP tools included, after their `mcp__server__` prefix) that always ask."""
+
+
+@dataclass(frozen=True)
+class PolicyDecision:
+    decision: Literal["run", "ask", "question"]
+    reason: str = ""
+    phase: str = ""
+
+
+@dataclass(frozen=True)
+class ServerPolicy:
+    mode: Literal["manual", "allow-list", "auto-run"] = "manual"
+    allow: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class CallFacts:
+    """What the policy needs to know about one call."""
+
+    tool: str
+    risky: bool
+    """The tool says this call needs approval (it has side effects; for bash: the command is not safe)."""
+    asks_user: bool = False
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    command: Classification | None = None
+    mcp_server: str | None = None
+    needs_network: bool = False
+
+
+@dataclass(frozen=True)
+class PolicyContext:
+    """The user's settings and where the call runs."""
+
+    mode: ApprovalMode = "manual"
+    allow_list: frozenset[str] = frozenset()
+    overrides: Mapping[str, ToolOverride] = field(default_factory=dict)
+    automation: bool = False
+    server_policies: Mapping[str, ServerPolicy] = field(default_factory=dict)
+    yolo: bool = False
+    sandboxed: bool = True
+    network: bool = False
+
+
+def _base_name(tool: str) -> str:
+    return tool.split("__", 2)[2] if tool.startswith("mcp__") and tool.count("__") >= 2 else tool
+
+
+def _security(facts: CallFacts, ctx: PolicyContext) -> str | None:
+    if facts.command is not None and facts.command.verdict == "dangerous":
+        return f"Dangerous command ({facts.command.reason}): {facts.command.detail}"
+    name = _base_name(facts.tool).lower()
+    if any(fnmatch.fnmatchcase(name, pattern) for pattern in SECURITY_NAME_PATTERNS):
+        return f"{facts.tool} may delete, send or pay for something; it always asks."
+    if facts.needs_network and not ctx.network:
+        return "It needs network access, which is off for this session."
+    return None
+
+
+def decide(facts: CallFacts, ctx: PolicyContext) -> PolicyDecision:
+    """Run the call now, ask the user to approve it, or (the `ask` tool) ask the user its question."""
+    if facts.asks_user:
+        return PolicyDecision("question", phase="question")
+    if ctx.yolo:
+        return PolicyDecision("run", "--yolo: approvals are off", "yolo")
+    security = _security(facts, ctx)
+    if security is not None:
+        return PolicyDecision("ask", security, "security")
+    override = ctx.overrides.get(facts.tool, "inherit")
+    if override == "always":
+        return PolicyDecision("ask", f"{facts.tool} is set to always ask.", "always")
+    if ctx.automation:
+        return PolicyDecision("run", "inside an automation", "automation")
+    if facts.mcp_server is not None and override != "never":
+        server = ctx.server_policies.get(facts.mcp_server, ServerPolicy())
+        if server.mode == "auto-run" or (server.mode == "allow-list" and _base_name(facts.tool) in server.allow):
+            return PolicyDecision("run", f"allowed by the {facts.mcp_server} server's policy", "server")
+        return PolicyDecision("ask", f"The {facts.mcp_server} server's tools ask before they run.", "server")
+    unconfined_shell = facts.command is not None and not ctx.sandboxed and facts.risky
+    if override == "never":
+        return PolicyDecision("run", f"{facts.tool} is set to never ask.", "never")
+    if ctx.mode == "auto-run" and not unconfined_shell:
+        return PolicyDecision("run", "auto-run", "auto-run")
+    if facts.tool in ctx.allow_list and not unconfined_shell:
+        return PolicyDecision("run", "listed in tools.auto_approve", "allow-list")
+    if facts.risky:
+        if facts.command is not None:
+            return PolicyDecision("ask", f"{facts.command.detail}", "manual")
+        return PolicyDecision("ask", f"{facts.tool} can change things outside the conversation.", "manual")
+    return PolicyDecision("run", "read-only", "manual")
+
+
+class ApprovalPolicy:
+    """The baseline policy the runtime used before the phases: kept until the runtime passes `CallFacts`."""
+
+    def __init__(self, *, auto_approve: frozenset[str] | set[str] | list[str] | tuple[str, ...] = ()) -> None:
+        self._auto_approve = frozenset(auto_approve)
+
+    def decide(self, *, tool: str, risky: bool, asks_user: bool, arguments: dict[str, Any]) -> PolicyDecision:
+        return decide(
+            CallFacts(tool=tool, risky=risky, asks_user=asks_user, arguments=arguments),
+            PolicyContext(allow_list=self._auto_approve),
+        )

@@ -1,0 +1,117 @@
+"""The wire contract between the Cowork server and every client.
+
+Every JSON-RPC params/result model, every event payload, the error codes and the framing live here and nowhere
+else. Clients import only this package (plus their transport and UI libraries).
+"""
+
+from ._base import Params, WireModel
+from ._docs import render_protocol_markdown
+from ._errors import ErrorCode, ErrorSource, ProtocolError, RpcCode
+from ._events import (
+    DELTA_EVENT_TYPES,
+    EVENT_PAYLOADS,
+    AgentSpawned,
+    ApprovalRequested,
+    ApprovalResolved,
+    Ask,
+    AskResolved,
+    AssistantMessage,
+    BudgetWarning,
+    ContextCompressed,
+    ErrorEvent,
+    EventPayload,
+    EventType,
+    Guardrail,
+    LogLine,
+    ModelRetry,
+    ModelStreamChunk,
+    OperationStatusChanged,
+    Reasoning,
+    Route,
+    SessionEvent,
+    SessionUpdated,
+    Todos,
+    ToolCall,
+    ToolInterrupted,
+    ToolResult,
+    Usage,
+    UserMessage,
+)
+from ._jsonrpc import (
+    Frame,
+    Incoming,
+    Invalid,
+    Request,
+    RequestId,
+    error_response,
+    notification,
+    parse_frame,
+    request,
+    success_response,
+)
+from ._mcp import *  # noqa: F403
+from ._mcp import __all__ as _mcp_all
+from ._mcp_install import *  # noqa: F403
+from ._mcp_install import __all__ as _mcp_install_all
+from ._methods import *  # noqa: F403
+from ._methods import __all__ as _methods_all
+from ._providers import *  # noqa: F403
+from ._providers import __all__ as _providers_all
+from ._usage import *  # noqa: F403
+from ._usage import __all__ as _usage_all
+from ._values import *  # noqa: F403
+from ._values import __all__ as _values_all
+
+__all__ = [
+    "DELTA_EVENT_TYPES",
+    "EVENT_PAYLOADS",
+    "AgentSpawned",
+    "ApprovalRequested",
+    "ApprovalResolved",
+    "Ask",
+    "AskResolved",
+    "AssistantMessage",
+    "BudgetWarning",
+    "ContextCompressed",
+    "Guardrail",
+    "ErrorCode",
+    "ErrorEvent",
+    "ErrorSource",
+    "EventPayload",
+    "EventType",
+    "Frame",
+    "Incoming",
+    "Invalid",
+    "LogLine",
+    "ModelRetry",
+    "ModelStreamChunk",
+    "OperationStatusChanged",
+    "Params",
+    "ProtocolError",
+    "Reasoning",
+    "Request",
+    "Route",
+    "RequestId",
+    "RpcCode",
+    "SessionEvent",
+    "SessionUpdated",
+    "Todos",
+    "ToolCall",
+    "ToolInterrupted",
+    "ToolResult",
+    "Usage",
+    "UserMessage",
+    "WireModel",
+    "error_response",
+    "notification",
+    "parse_frame",
+    "render_protocol_markdown",
+    "request",
+    "success_response",
+    *_mcp_all,
+    *_mcp_install_all,
+    *_methods_all,
+    *_providers_all,
+    *_usage_all,
+    *_values_all,
+]

@@ -1,0 +1,427 @@
+"""Session events: the closed set of event types a session produces, and the `session/event` envelope."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar, Literal, TypeAlias
+
+from pydantic import Field, model_validator
+
+from ._base import WireModel
+from ._errors import ErrorCode, ErrorSource
+from ._values import GuardrailCode, OperationStatus, Todo
+
+__all__ = [
+    "DELTA_EVENT_TYPES",
+    "EVENT_PAYLOADS",
+    "AgentSpawned",
+    "ApprovalRequested",
+    "ApprovalResolved",
+    "Ask",
+    "AskResolved",
+    "AssistantMessage",
+    "BudgetWarning",
+    "ContextCompressed",
+    "ErrorEvent",
+    "EventPayload",
+    "EventType",
+    "Guardrail",
+    "LogLine",
+    "ModelRetry",
+    "ModelStreamChunk",
+    "OperationStatusChanged",
+    "Reasoning",
+    "Route",
+    "SessionEvent",
+    "SessionUpdated",
+    "Todos",
+    "ToolCall",
+    "ToolInterrupted",
+    "ToolResult",
+    "Usage",
+    "UserMessage",
+]
+
+EventType: TypeAlias = Literal[
+    "user_message",
+    "operation_status",
+    "model_stream_chunk",
+    "reasoning",
+    "assistant_message",
+    "tool_call",
+    "tool_result",
+    "tool_interrupted",
+    "usage",
+    "log",
+    "error",
+    "session_updated",
+    "approval_requested",
+    "approval_resolved",
+    "ask",
+    "ask_resolved",
+    "todos",
+    "context_compressed",
+    "guardrail",
+    "agent_spawned",
+    "route",
+    "model_retry",
+    "budget_warning",
+]
+
+
+class _Payload(WireModel):
+    event_type: ClassVar[EventType]
+
+
+class UserMessage(_Payload):
+    """The user's input that started a turn."""
+
+    event_type: ClassVar[EventType] = "user_message"
+    operation_id: str
+    message_id: str
+    text: str
+    client_message_id: str
+    steer: bool = Field(
+        default=False, description="Sent while the operation was running (turn/steer); applied at the next step."
+    )
+
+
+class OperationStatusChanged(_Payload):
+    """An operation changed status; `code` and `reason` say why when it stopped other than by finishing."""
+
+    event_type: ClassVar[EventType] = "operation_status"
+    operation_id: str
+    status: OperationStatus
+    code: ErrorCode | None = None
+    reason: str | None = None
+    parent_operation_id: str | None = Field(default=None, description="Set for a sub-agent's operation.")
+
+
+class ModelStreamChunk(_Payload):
+    """A piece of the assistant's answer as the model streams it. Droppable under back-pressure; replay has it."""
+
+    event_type: ClassVar[EventType] = "model_stream_chunk"
+    operation_id: str
+    step: int
+    text: str
+
+
+class Reasoning(_Payload):
+    """A piece of the model's reasoning (thinking) as it streams. Droppable under back-pressure; replay has it."""
+
+    event_type: ClassVar[EventType] = "reasoning"
+    operation_id: str
+    step: int
+    text: str
+
+
+class AssistantMessage(_Payload):
+    """The assistant's complete text for one model step (the streamed chunks joined)."""
+
+    event_type: ClassVar[EventType] = "assistant_message"
+    operation_id: str
+    step: int
+    message_id: str
+    text: str
+
+
+class ToolCall(_Payload):
+    """The model asked to run a tool."""
+
+    event_type: ClassVar[EventType] = "tool_call"
+    operation_id: str
+    step: int
+    tool_call_id: str
+    name: str
+    arguments: dict[str, Any]
+    side_effects: bool = False
+    needs_approval: bool = False
+
+
+class ToolResult(_Payload):
+    """A tool finished; `content` is what the model reads (an error message when `is_error`)."""
+
+    event_type: ClassVar[EventType] = "tool_result"
+    operation_id: str
+    step: int
+    tool_call_id: str
+    name: str
+    is_error: bool
+    content: str
+
+
+class Usage(_Payload):
+    """Tokens used by one model request."""
+
+    event_type: ClassVar[EventType] = "usage"
+    operation_id: str
+    step: int
+    provider: str
+    model: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+    cost_usd: float = Field(default=0.0, description="0 when the model's price is unknown.")
+    cost_known: bool = Field(default=True, description="False when neither config nor the price table knows it.")
+    interaction_cost_usd: float | None = Field(
+        default=None, description="What this user request has cost so far (its turn and sub-agents)."
+    )
+    day_cost_usd: float | None = Field(default=None, description="What today has cost so far, all sessions.")
+
+
+class LogLine(_Payload):
+    """Progress output from a running tool."""
+
+    event_type: ClassVar[EventType] = "log"
+    operation_id: str | None = None
+    tool_call_id: str | None = None
+    text: str
+
+
+class ErrorEvent(_Payload):
+    """Something went wrong during a turn; `code` is stable, `message` is for people."""
+
+    event_type: ClassVar[EventType] = "error"
+    operation_id: str | None = None
+    code: ErrorCode
+    message: str
+    source: ErrorSource
+
+
+class SessionUpdated(_Payload):
+    """Session settings changed (title, provider, model)."""
+
+    event_type: ClassVar[EventType] = "session_updated"
+    title: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    network: bool | None = None
+    yolo: bool | None = None
+    reasoning_effort: str | None = Field(default=None, description="`default` when set back to the config's.")
+    auto_model: bool | None = None
+
+
+class ToolInterrupted(_Payload):
+    """A tool call was running when the server stopped; on resume it is re-run (read-only) or re-asked."""
+
+    event_type: ClassVar[EventType] = "tool_interrupted"
+    operation_id: str
+    step: int
+    tool_call_id: str
+    name: str
+    side_effects: bool
+    action: Literal["rerun", "ask"]
+
+
+class ApprovalRequested(_Payload):
+    """A tool call waits for the user's approval (`approval/respond`)."""
+
+    event_type: ClassVar[EventType] = "approval_requested"
+    request_id: str
+    operation_id: str
+    tool_call_id: str
+    name: str
+    arguments: dict[str, Any]
+    reason: str = ""
+    rerun: bool = False
+
+
+class ApprovalResolved(_Payload):
+    """The user approved or rejected a tool call."""
+
+    event_type: ClassVar[EventType] = "approval_resolved"
+    request_id: str
+    operation_id: str
+    tool_call_id: str
+    approved: bool
+    message: str | None = None
+
+
+class Ask(_Payload):
+    """The agent asks the user something (`ask/respond`); `kind` is `guardrail` when it asks whether to go on."""
+
+    event_type: ClassVar[EventType] = "ask"
+    request_id: str
+    operation_id: str
+    question: str
+    options: list[str] = Field(default_factory=list)
+    kind: Literal["question", "guardrail"] = "question"
+
+
+class AskResolved(_Payload):
+    """A question got its answer."""
+
+    event_type: ClassVar[EventType] = "ask_resolved"
+    request_id: str
+    operation_id: str
+    answer: str
+
+
+class Todos(_Payload):
+    """The agent's whole progress list, after each change."""
+
+    event_type: ClassVar[EventType] = "todos"
+    operation_id: str | None = None
+    todos: list[Todo]
+
+
+class ContextCompressed(_Payload):
+    """Older history was summarised to fit the model's context window."""
+
+    event_type: ClassVar[EventType] = "context_compressed"
+    operation_id: str
+    summarized_messages: int
+    kept_messages: int
+    tokens_before: int
+    tokens_after: int
+
+
+class Guardrail(_Payload):
+    """A guardrail stopped or paused the operation; `code` says which and `message` why."""
+
+    event_type: ClassVar[EventType] = "guardrail"
+    operation_id: str
+    code: GuardrailCode
+    message: str
+    request_id: str | None = Field(default=None, description="Set when the operation waits to be told to go on.")
+    details: dict[str, Any] | None = Field(
+        default=None, description="Figures behind it; for budget_exceeded: cap, limitUsd, spentUsd, estimateUsd."
+    )
+
+
+class AgentSpawned(_Payload):
+    """A sub-agent started on a task for its parent operation."""
+
+    event_type: ClassVar[EventType] = "agent_spawned"
+    operation_id: str
+    child_operation_id: str
+    agent_type: str
+    task: str
+    model: str | None = None
+
+
+class Route(_Payload):
+    """The complexity router chose this turn's model, and says why."""
+
+    event_type: ClassVar[EventType] = "route"
+    operation_id: str
+    tier: str
+    provider: str
+    model: str
+    code: str = Field(description="A stable reason code: simple, too_long, attachments, multi_tool, try_harder, ...")
+    reason: str
+    notify: bool = Field(default=False, description="Worth showing: the user preferred local but this needed cloud.")
+    estimated_tokens: int = 0
+    ask_id: str | None = None
+    warning: str | None = Field(default=None, description="A local model that may not fit (preflight yellow).")
+
+
+class ModelRetry(_Payload):
+    """A model request failed before it streamed anything and will be tried again after a delay."""
+
+    event_type: ClassVar[EventType] = "model_retry"
+    operation_id: str
+    step: int
+    attempt: int = Field(description="The attempt about to be made (2 for the first retry).")
+    max_attempts: int
+    delay_seconds: float
+    code: ErrorCode
+    message: str
+
+
+class BudgetWarning(_Payload):
+    """Spend crossed the warning share of a budget cap."""
+
+    event_type: ClassVar[EventType] = "budget_warning"
+    operation_id: str | None = None
+    cap: Literal["interaction", "daily", "weekly", "monthly"]
+    limit_usd: float
+    spent_usd: float
+    fraction: float
+
+
+EventPayload: TypeAlias = (
+    UserMessage
+    | OperationStatusChanged
+    | ModelStreamChunk
+    | Reasoning
+    | AssistantMessage
+    | ToolCall
+    | ToolResult
+    | Usage
+    | LogLine
+    | ErrorEvent
+    | SessionUpdated
+    | ToolInterrupted
+    | ApprovalRequested
+    | ApprovalResolved
+    | Ask
+    | AskResolved
+    | Todos
+    | ContextCompressed
+    | Guardrail
+    | AgentSpawned
+    | Route
+    | ModelRetry
+    | BudgetWarning
+)
+
+EVENT_PAYLOADS: dict[str, type[_Payload]] = {
+    cls.event_type: cls
+    for cls in (
+        UserMessage,
+        OperationStatusChanged,
+        ModelStreamChunk,
+        Reasoning,
+        AssistantMessage,
+        ToolCall,
+        ToolResult,
+        Usage,
+        LogLine,
+        ErrorEvent,
+        SessionUpdated,
+        ToolInterrupted,
+        ApprovalRequested,
+        ApprovalResolved,
+        Ask,
+        AskResolved,
+        Todos,
+        ContextCompressed,
+        Guardrail,
+        AgentSpawned,
+        Route,
+        ModelRetry,
+        BudgetWarning,
+    )
+}
+
+DELTA_EVENT_TYPES: frozenset[str] = frozenset({"model_stream_chunk", "reasoning"})
+"""Event types a slow connection may drop; a client that sees a gap in `seq` recovers them with `events/replay`."""
+
+
+class SessionEvent(WireModel):
+    """One entry of a session's append-only event log, as sent in `session/event` and returned by `events/replay`."""
+
+    session_id: str
+    seq: int = Field(ge=1, description="Per-session sequence number, starting at 1, without gaps in the log.")
+    ts: datetime
+    type: EventType
+    payload: EventPayload
+
+    @model_validator(mode="before")
+    @classmethod
+    def _payload_by_type(cls, data: Any) -> Any:
+        # The payload union has no tag of its own: `type` beside it decides which model validates it.
+        if isinstance(data, dict):
+            payload, kind = data.get("payload"), data.get("type")
+            payload_cls = EVENT_PAYLOADS.get(kind) if isinstance(kind, str) else None
+            if payload_cls is not None and isinstance(payload, dict):
+                return {**data, "payload": payload_cls.model_validate(payload)}
+        return data
+
+    @model_validator(mode="after")
+    def _type_matches_payload(self) -> SessionEvent:
+        if self.payload.event_type != self.type:
+            raise ValueError(f"payload of type {self.payload.event_type!r} does not match event type {self.type!r}")
+        return self

@@ -1,0 +1,722 @@
+"""Every JSON-RPC method: its params model, its result model, and what it does."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field
+
+from ._base import Params, WireModel
+from ._events import SessionEvent
+from ._mcp import (
+    McpAddParams,
+    McpListResult,
+    McpNameParams,
+    McpRemoveResult,
+    McpServerInfo,
+    McpTrustParams,
+    McpTrustResult,
+    McpUpdateParams,
+    McpValidateParams,
+    McpValidateResult,
+)
+from ._mcp_install import (
+    InstallInfo,
+    McpAuthStartParams,
+    McpAuthStartResult,
+    McpInstallContinueParams,
+    McpInstallListParams,
+    McpInstallListResult,
+    McpInstallRef,
+    McpInstallStartParams,
+)
+from ._providers import (
+    ModelListParams,
+    ModelListResult,
+    ModelSetParams,
+    ProviderConnectParams,
+    ProviderDisconnectParams,
+    ProviderDisconnectResult,
+    ProviderStatusInfo,
+    ProviderStatusParams,
+    ProviderStatusResult,
+    ReasoningEffort,
+    TurnRetryParams,
+    TurnRetryResult,
+)
+from ._usage import (
+    BudgetSetParams,
+    BudgetSetResult,
+    SessionUsageParams,
+    SessionUsageResult,
+    UsageSummaryParams,
+    UsageSummaryResult,
+)
+from ._values import OperationInfo, OperationStatus, PendingRequests, Todo
+
+__all__ = [
+    "METHODS",
+    "NOTIFICATIONS",
+    "PROTOCOL_VERSION",
+    "AgentCancelResult",
+    "AgentListParams",
+    "AgentListResult",
+    "AgentWaitParams",
+    "ApprovalRespondParams",
+    "AskRespondParams",
+    "Capabilities",
+    "ClientInfo",
+    "EmptyParams",
+    "EventsReplayParams",
+    "EventsReplayResult",
+    "InitializeParams",
+    "InitializeResult",
+    "MessageInfo",
+    "MethodSpec",
+    "OperationRef",
+    "OperationResumeResult",
+    "PingResult",
+    "PublicConfig",
+    "RespondResult",
+    "ServerInfo",
+    "SessionCreateParams",
+    "SessionGetParams",
+    "SessionGetResult",
+    "SessionInfo",
+    "SessionListParams",
+    "SessionListResult",
+    "SessionRef",
+    "SessionUpdateParams",
+    "SubscribeParams",
+    "SubscribeResult",
+    "ToolInfo",
+    "ToolListResult",
+    "ToolSetPolicyParams",
+    "TurnCancelParams",
+    "TurnCancelResult",
+    "TurnStartParams",
+    "TurnStartResult",
+    "TurnSteerParams",
+    "TurnSteerResult",
+    "UnsubscribeResult",
+]
+
+PROTOCOL_VERSION = 4
+"""Bumped on every change to the protocol. Changes are additive: old clients keep working."""
+
+_ID = Field(min_length=1, max_length=200)
+
+
+class EmptyParams(Params):
+    """No parameters."""
+
+
+class ClientInfo(WireModel):
+    """Who is connecting (shown in logs)."""
+
+    name: str = Field(max_length=200)
+    version: str = Field(default="", max_length=100)
+
+
+class InitializeParams(Params):
+    client_info: ClientInfo | None = None
+    protocol_version: int | None = Field(default=None, description="The newest protocol version the client knows.")
+
+
+class ServerInfo(WireModel):
+    """Which server answered."""
+
+    name: str
+    version: str
+
+
+class Capabilities(WireModel):
+    """What this server offers; clients show only what is listed."""
+
+    methods: list[str]
+    event_types: list[str]
+    tools: list[str]
+    max_frame_bytes: int
+    max_inflight_requests: int
+    sandbox: bool = Field(default=False, description="Shell commands run sandboxed (bubblewrap found and enabled).")
+    sandbox_note: str | None = Field(default=None, description="Why there is no sandbox, when there is none.")
+
+
+class PublicConfig(WireModel):
+    """Configuration a client may see (never secrets)."""
+
+    workspace: str
+    provider: str | None = None
+    model: str | None = None
+    home: str
+
+
+class InitializeResult(WireModel):
+    protocol_version: int
+    server_info: ServerInfo
+    capabilities: Capabilities
+    config: PublicConfig
+
+
+class PingResult(WireModel):
+    pong: Literal[True] = True
+    time: datetime
+
+
+class SessionInfo(WireModel):
+    """A session: one conversation with the agent in one workspace."""
+
+    id: str
+    title: str
+    workspace: str
+    provider: str | None = None
+    model: str | None = None
+    created_at: datetime
+    updated_at: datetime
+    last_seq: int = Field(description="Sequence number of the newest event in the session's log (0 when empty).")
+    active_operation_id: str | None = Field(default=None, description="The turn running now, if any.")
+    network: bool = Field(default=False, description="Shell commands may reach the network.")
+    yolo: bool = Field(default=False, description="Approvals and the sandbox are off.")
+    reasoning_effort: ReasoningEffort | None = Field(default=None, description="null: the configured default.")
+    auto_model: bool = Field(default=False, description="The router picks the model for each turn.")
+
+
+class MessageInfo(WireModel):
+    """A user or assistant message of a session, as people read it."""
+
+    id: str
+    role: Literal["user", "assistant"]
+    text: str
+    operation_id: str
+    created_at: datetime
+    ask_id: str | None = Field(default=None, description="Answers to the same request (try harder) share it.")
+    superseded: bool = Field(default=False, description="A retry replaced this answer in the model's history.")
+
+
+class SessionCreateParams(Params):
+    title: str | None = Field(default=None, max_length=500)
+    workspace: str | None = Field(
+        default=None, max_length=4096, description="Folder the agent works in; defaults to the server's workspace."
+    )
+    provider: str | None = Field(default=None, max_length=100)
+    model: str | None = Field(default=None, max_length=200)
+    network: bool | None = Field(default=None, description="Default: the configuration's tools.sandbox.network.")
+    yolo: bool = Field(default=False, description="Approvals and the sandbox off for this session.")
+
+
+class SessionListParams(Params):
+    limit: int = Field(default=50, ge=1, le=500)
+    offset: int = Field(default=0, ge=0)
+    query: str | None = Field(default=None, max_length=500, description="Only sessions whose title contains this.")
+
+
+class SessionListResult(WireModel):
+    sessions: list[SessionInfo]
+
+
+class SessionGetParams(Params):
+    session_id: str = _ID
+
+
+class SessionRef(Params):
+    session_id: str = _ID
+
+
+class SessionUpdateParams(Params):
+    session_id: str = _ID
+    title: str | None = Field(default=None, min_length=1, max_length=500)
+    network: bool | None = Field(default=None, description="Let shell commands reach the network.")
+    yolo: bool | None = Field(default=None, description="Turn approvals and the sandbox off (on: true). Loud.")
+    reasoning_effort: ReasoningEffort | Literal["default"] | None = Field(
+        default=None, description="Reasoning effort for this session's turns; `default` goes back to the config's."
+    )
+
+
+class ToolInfo(WireModel):
+    """A tool the agent can call, and how its calls are approved."""
+
+    name: str
+    summary: str = Field(description="The first line of its description.")
+    side_effects: bool
+    policy: Literal["always", "never", "inherit"] = Field(
+        description="always: ask before every call; never: never ask (security checks still apply); inherit."
+    )
+
+
+class ToolListResult(WireModel):
+    tools: list[ToolInfo]
+
+
+class ToolSetPolicyParams(Params):
+    name: str = Field(min_length=1, max_length=300)
+    policy: Literal["always", "never", "inherit"]
+
+
+class SessionGetResult(WireModel):
+    session: SessionInfo
+    messages: list[MessageInfo]
+    pending: PendingRequests = Field(default_factory=PendingRequests)
+    todos: list[Todo] = Field(default_factory=list)
+
+
+class SubscribeParams(Params):
+    session_id: str = _ID
+    after_seq: int | None = Field(
+        default=None,
+        ge=0,
+        description="Also send every event after this seq before live ones (no gap, no duplicate). "
+        "Omit to receive live events only.",
+    )
+
+
+class SubscribeResult(WireModel):
+    last_seq: int
+    pending: PendingRequests = Field(
+        default_factory=PendingRequests,
+        description="Approvals and questions the session is waiting on now, however long ago they were asked.",
+    )
+
+
+class UnsubscribeResult(WireModel):
+    unsubscribed: bool
+
+
+class TurnStartParams(Params):
+    session_id: str = _ID
+    text: str = Field(min_length=1, max_length=1_000_000)
+    client_message_id: str = Field(
+        min_length=1,
+        max_length=200,
+        description="Chosen by the client; sending the same id again returns the first turn instead of starting another.",
+    )
+
+
+class TurnStartResult(WireModel):
+    operation_id: str
+    status: OperationStatus
+    duplicate: bool = Field(description="True when this clientMessageId had already started a turn.")
+
+
+class TurnCancelParams(Params):
+    session_id: str = _ID
+    operation_id: str | None = Field(default=None, description="The turn to cancel; defaults to the running one.")
+
+
+class TurnCancelResult(WireModel):
+    cancelled: bool = Field(description="False when nothing was running.")
+
+
+class TurnSteerParams(Params):
+    session_id: str = _ID
+    text: str = Field(min_length=1, max_length=1_000_000)
+    client_message_id: str = Field(
+        min_length=1, max_length=200, description="Sending the same id twice queues it once."
+    )
+
+
+class TurnSteerResult(WireModel):
+    operation_id: str
+    duplicate: bool
+
+
+class ApprovalRespondParams(Params):
+    request_id: str = _ID
+    approved: bool
+    message: str | None = Field(default=None, max_length=10_000, description="Told to the model with a rejection.")
+
+
+class AskRespondParams(Params):
+    request_id: str = _ID
+    answer: str = Field(max_length=100_000)
+
+
+class RespondResult(WireModel):
+    request_id: str
+    duplicate: bool = Field(description="True when this same answer had already been given (nothing changed).")
+
+
+class OperationRef(Params):
+    operation_id: str = _ID
+
+
+class OperationResumeResult(WireModel):
+    operation_id: str
+    status: OperationStatus
+
+
+class AgentListParams(Params):
+    session_id: str | None = Field(default=None, max_length=200)
+    operation_id: str | None = Field(default=None, max_length=200, description="Only this operation's sub-agents.")
+
+
+class AgentListResult(WireModel):
+    agents: list[OperationInfo]
+
+
+class AgentWaitParams(Params):
+    operation_id: str = _ID
+    timeout_seconds: float = Field(default=300, gt=0, le=86_400)
+
+
+class AgentCancelResult(WireModel):
+    cancelled: bool
+
+
+class EventsReplayParams(Params):
+    session_id: str = _ID
+    after_seq: int = Field(default=0, ge=0)
+    limit: int = Field(default=1000, ge=1, le=10_000)
+
+
+class EventsReplayResult(WireModel):
+    events: list[SessionEvent]
+    last_seq: int
+    has_more: bool
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A method's contract."""
+
+    name: str
+    params: type[Params]
+    result: type[WireModel]
+    summary: str
+    errors: tuple[str, ...] = ()
+
+
+def _spec(name: str, params: type[Params], result: type[WireModel], summary: str, *errors: str) -> MethodSpec:
+    return MethodSpec(name, params, result, summary, errors)
+
+
+METHODS: dict[str, MethodSpec] = {
+    spec.name: spec
+    for spec in (
+        _spec(
+            "initialize",
+            InitializeParams,
+            InitializeResult,
+            "First call of a connection: protocol version, server info, capabilities and the public config.",
+        ),
+        _spec("ping", EmptyParams, PingResult, "Liveness check."),
+        _spec("session/create", SessionCreateParams, SessionInfo, "Create a session.", "workspace_not_found"),
+        _spec("session/list", SessionListParams, SessionListResult, "List sessions, newest first."),
+        _spec(
+            "session/update",
+            SessionUpdateParams,
+            SessionInfo,
+            "Change a session's title or switches: `network` (shell commands may reach the network) and `yolo` "
+            "(approvals and the sandbox off).",
+            "session_not_found",
+        ),
+        _spec("tool/list", EmptyParams, ToolListResult, "The tools the agent can call, with their approval policy."),
+        _spec(
+            "tool/setPolicy",
+            ToolSetPolicyParams,
+            ToolInfo,
+            "Set a tool's approval override: always ask, never ask, or inherit the default.",
+            "tool_not_found",
+        ),
+        _spec("session/get", SessionGetParams, SessionGetResult, "A session and its messages.", "session_not_found"),
+        _spec(
+            "session/subscribe",
+            SubscribeParams,
+            SubscribeResult,
+            "Receive the session's events as `session/event` notifications on this connection "
+            "(WebSocket only), optionally replaying those after `afterSeq` first.",
+            "session_not_found",
+        ),
+        _spec(
+            "session/unsubscribe",
+            SessionRef,
+            UnsubscribeResult,
+            "Stop receiving a session's events on this connection.",
+        ),
+        _spec(
+            "turn/start",
+            TurnStartParams,
+            TurnStartResult,
+            "Send user input and start the agent. Idempotent by `clientMessageId`. "
+            "On a WebSocket the connection is subscribed to the session.",
+            "session_not_found",
+            "busy",
+            "no_provider",
+        ),
+        _spec(
+            "turn/cancel",
+            TurnCancelParams,
+            TurnCancelResult,
+            "Cancel the running turn: the model stream and running tools are aborted.",
+            "session_not_found",
+            "operation_not_found",
+        ),
+        _spec(
+            "events/replay",
+            EventsReplayParams,
+            EventsReplayResult,
+            "The session's events after `afterSeq`, oldest first, at most `limit`.",
+            "session_not_found",
+        ),
+        _spec(
+            "turn/steer",
+            TurnSteerParams,
+            TurnSteerResult,
+            "Add user input to the running turn; it reaches the model at the next step boundary, in order.",
+            "session_not_found",
+            "not_running",
+        ),
+        _spec(
+            "approval/respond",
+            ApprovalRespondParams,
+            RespondResult,
+            "Approve or reject a tool call waiting for approval. The same answer again is a no-op; "
+            "a different answer to a resolved request is `already_resolved`.",
+            "request_not_found",
+            "already_resolved",
+        ),
+        _spec(
+            "ask/respond",
+            AskRespondParams,
+            RespondResult,
+            "Answer a question the agent asked (or a guardrail's `continue`/`stop`).",
+            "request_not_found",
+            "already_resolved",
+        ),
+        _spec(
+            "operation/get",
+            OperationRef,
+            OperationInfo,
+            "An operation's status, spend and tool-call ledger.",
+            "operation_not_found",
+        ),
+        _spec(
+            "operation/resume",
+            OperationRef,
+            OperationResumeResult,
+            "Continue an interrupted (or guardrail-paused) operation from its last persisted step. Finished tool "
+            "calls are not re-run; an unfinished call with side effects is asked about again.",
+            "operation_not_found",
+            "not_resumable",
+            "busy",
+        ),
+        _spec(
+            "agent/list",
+            AgentListParams,
+            AgentListResult,
+            "Sub-agents of a session or of one operation.",
+        ),
+        _spec(
+            "agent/wait",
+            AgentWaitParams,
+            OperationInfo,
+            "Wait until a sub-agent ends (or the timeout passes) and return its state and report.",
+            "operation_not_found",
+        ),
+        _spec(
+            "agent/cancel",
+            OperationRef,
+            AgentCancelResult,
+            "Cancel a running sub-agent; its parent gets the cancellation as the tool's result.",
+            "operation_not_found",
+        ),
+        _spec(
+            "model/list",
+            ModelListParams,
+            ModelListResult,
+            "Providers and models (the catalog plus what running local servers report), which are current, and "
+            "the router's tiers.",
+        ),
+        _spec(
+            "model/set",
+            ModelSetParams,
+            SessionInfo,
+            "Switch a session's provider and model (or `auto`: the router picks per turn); history is kept and "
+            "applies to the next turn.",
+            "session_not_found",
+            "unknown_provider",
+            "busy",
+        ),
+        _spec(
+            "provider/connect",
+            ProviderConnectParams,
+            ProviderStatusInfo,
+            "Save a provider's API key to the credential store (never to config) and/or its base URL, after "
+            "checking them unless `verify` is false. Nothing is saved when the check fails.",
+            "unknown_provider",
+            "auth_failed",
+            "provider_unavailable",
+            "invalid_params",
+        ),
+        _spec(
+            "provider/disconnect",
+            ProviderDisconnectParams,
+            ProviderDisconnectResult,
+            "Forget a provider's saved key and base URL (environment variables are not touched).",
+            "unknown_provider",
+        ),
+        _spec(
+            "provider/status",
+            ProviderStatusParams,
+            ProviderStatusResult,
+            "Each provider's state: connected, missing key, unreachable or auth failed (local servers are probed; "
+            "for Ollama, whether each model fits in memory).",
+            "unknown_provider",
+        ),
+        _spec(
+            "session/usage",
+            SessionUsageParams,
+            SessionUsageResult,
+            "Tokens and cost of a session: totals, per model, per request, per retry group.",
+            "session_not_found",
+        ),
+        _spec(
+            "usage/summary",
+            UsageSummaryParams,
+            UsageSummaryResult,
+            "Spend today, this week and this month, per day and per model, and every budget's state.",
+        ),
+        _spec(
+            "budget/set",
+            BudgetSetParams,
+            BudgetSetResult,
+            "Change budget caps (per interaction, daily, weekly, monthly) or the warning share; kept across "
+            "restarts. A turn paused by `budget_exceeded` continues with `operation/resume` once the cap allows.",
+        ),
+        _spec(
+            "turn/retry",
+            TurnRetryParams,
+            TurnRetryResult,
+            "Try harder: estimate (confirm false) or run (confirm true) a session's latest turn again on the next "
+            "stronger tier. The answers share one `askId`; the retried answer replaces the original in the history "
+            "the model sees.",
+            "session_not_found",
+            "operation_not_found",
+            "not_resumable",
+            "busy",
+            "no_provider",
+        ),
+        _spec("mcp/list", EmptyParams, McpListResult, "Every configured MCP server with its live status and tools."),
+        _spec(
+            "mcp/add",
+            McpAddParams,
+            McpServerInfo,
+            "Add an MCP server (kept in the database; it wins over config files). Starts it when enabled and "
+            "autoStart; its tools become `mcp__<name>__<tool>`.",
+            "invalid_params",
+            "mcp_server_exists",
+        ),
+        _spec(
+            "mcp/update",
+            McpUpdateParams,
+            McpServerInfo,
+            "Change fields of an MCP server (a server from a config file becomes a database entry); a running "
+            "server restarts when its connection settings changed.",
+            "invalid_params",
+            "mcp_server_not_found",
+        ),
+        _spec(
+            "mcp/remove",
+            McpNameParams,
+            McpRemoveResult,
+            "Stop an MCP server and forget it (a config-file server comes back at the next start unless removed "
+            "from the file).",
+            "mcp_server_not_found",
+        ),
+        _spec(
+            "mcp/enable",
+            McpNameParams,
+            McpServerInfo,
+            "Enable an MCP server (starts it if autoStart).",
+            "mcp_server_not_found",
+        ),
+        _spec(
+            "mcp/disable",
+            McpNameParams,
+            McpServerInfo,
+            "Stop an MCP server and keep it stopped (`disabled`).",
+            "mcp_server_not_found",
+        ),
+        _spec(
+            "mcp/restart",
+            McpNameParams,
+            McpServerInfo,
+            "Stop and start an MCP server again, resetting retries.",
+            "mcp_server_not_found",
+        ),
+        _spec(
+            "mcp/validate",
+            McpValidateParams,
+            McpValidateResult,
+            "Start a server configuration (or a configured server, by name) on the side, list its tools, stop it. "
+            "Saves nothing.",
+            "invalid_params",
+            "mcp_server_not_found",
+        ),
+        _spec(
+            "mcp/trust",
+            McpTrustParams,
+            McpTrustResult,
+            "Trust a workspace, so the stdio MCP servers its `.cowork/mcp-servers.json` defines may start.",
+            "workspace_not_found",
+        ),
+    )
+}
+
+NOTIFICATIONS: dict[str, tuple[type[WireModel], str]] = {
+    "session/event": (SessionEvent, "An event of a session this connection subscribes to (server → client)."),
+    "mcp/status": (McpServerInfo, "An MCP server's status or tools changed (server → every connection)."),
+}
+
+# MCP install and OAuth sign-in (see docs/mcp-install.md).
+METHODS.update(
+    {
+        spec.name: spec
+        for spec in (
+            _spec(
+                "mcp/install/start",
+                McpInstallStartParams,
+                InstallInfo,
+                "Install an MCP server from a manifest (inline or a file): check its dependencies, ask for its "
+                "configuration, start it and list its tools, save it. Pauses at `DEPENDENCIES_REQUIRED` and "
+                "`CONFIGURATION_REQUIRED`; progress goes out as `mcp/install`.",
+                "invalid_params",
+                "busy",
+            ),
+            _spec(
+                "mcp/install/continue",
+                McpInstallContinueParams,
+                InstallInfo,
+                "Resume a paused install (after installing dependencies, or with the configuration form's "
+                "`values`), or retry one in `ERROR`. Values that do not fit the form change nothing.",
+                "mcp_install_not_found",
+                "invalid_params",
+                "busy",
+                "not_resumable",
+            ),
+            _spec(
+                "mcp/install/cancel",
+                McpInstallRef,
+                InstallInfo,
+                "Cancel an install at any step: its server process is stopped, its secrets and any saved config "
+                "deleted.",
+                "mcp_install_not_found",
+                "not_resumable",
+            ),
+            _spec("mcp/install/get", McpInstallRef, InstallInfo, "One install's state.", "mcp_install_not_found"),
+            _spec("mcp/install/list", McpInstallListParams, McpInstallListResult, "Every install, newest first."),
+            _spec(
+                "mcp/auth/start",
+                McpAuthStartParams,
+                McpAuthStartResult,
+                "Sign in to an HTTP MCP server with OAuth (PKCE): returns the authorization URL to open; the server "
+                "receives the code on a loopback callback, stores the tokens in the credential store and "
+                "reconnects.",
+                "mcp_server_not_found",
+                "invalid_params",
+            ),
+        )
+    }
+)
+NOTIFICATIONS["mcp/install"] = (InstallInfo, "An MCP install changed state or progress (server → every connection).")

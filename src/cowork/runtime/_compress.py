@@ -1,0 +1,131 @@
+"""Context compression: summarise the oldest part of a thread with the model, keep the newest verbatim."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from pydantic_ai import direct
+from pydantic_ai.exceptions import ModelAPIError, UnexpectedModelBehavior
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models import Model
+from pydantic_ai.settings import ModelSettings
+from pydantic_ai.usage import RequestUsage
+
+from cowork.models import map_provider_error
+from cowork.prompts import template_text
+from cowork.protocol import ContextCompressed
+from cowork.sessions import Mutation, new_id
+from cowork.store import Connection, ContextSummaryRow, repos
+
+from ._runner import estimate_tokens
+from ._state import Limits, OperationState
+
+__all__ = ["SUMMARY_PREFIX", "compress", "split_point", "summary_message"]
+
+SUMMARY_PREFIX = "[Summary of the earlier conversation, written to save space]\n\n"
+_PART_CHARS = 2000
+
+
+def summary_message(summary: str) -> ModelRequest:
+    return ModelRequest(parts=[UserPromptPart(SUMMARY_PREFIX + summary)])
+
+
+def _chars(message: ModelMessage) -> int:
+    return len(str(message))
+
+
+def _safe_start(message: ModelMessage) -> bool:
+    """A kept part may start here without splitting a tool call from its result."""
+    if isinstance(message, ModelResponse):
+        return True
+    return not any(isinstance(p, ToolReturnPart) for p in message.parts)
+
+
+def split_point(messages: list[ModelMessage], keep_tokens: int) -> int | None:
+    """Index where the kept (newest) part starts: as little as fits `keep_tokens`, at a safe boundary, and
+    leaving at least two messages to summarise. None when no such point exists."""
+    kept_chars = 0
+    best: int | None = None
+    for index in range(len(messages) - 1, 1, -1):
+        kept_chars += _chars(messages[index])
+        if kept_chars // 4 > keep_tokens and best is not None:
+            break
+        if _safe_start(messages[index]):
+            best = index
+    return best
+
+
+def _transcript(messages: list[ModelMessage]) -> str:
+    lines: list[str] = []
+    for message in messages:
+        for part in message.parts:
+            if isinstance(part, UserPromptPart):
+                content = part.content if isinstance(part.content, str) else repr(part.content)
+                lines.append(f"USER: {content}")
+            elif isinstance(part, TextPart):
+                lines.append(f"ASSISTANT: {part.content}")
+            elif isinstance(part, ToolCallPart):
+                lines.append(f"TOOL CALL {part.tool_name}({part.args_as_json_str()[:_PART_CHARS]})")
+            elif isinstance(part, ToolReturnPart):
+                content = part.model_response_str()
+                cut = "…" if len(content) > _PART_CHARS else ""
+                lines.append(f"TOOL RESULT {part.tool_name}: {content[:_PART_CHARS]}{cut}")
+    return "\n\n".join(lines)
+
+
+async def compress(
+    state: OperationState, limits: Limits, model: Model, *, settings: ModelSettings
+) -> tuple[ContextCompressed, Mutation, RequestUsage] | None:
+    """Summarise the oldest messages of the operation's thread; None when there is nothing safe to summarise.
+
+    Returns the event, the store change, and what the summarising request used (the caller accounts for it).
+
+    Raises:
+        ProtocolError: the model failed while summarising.
+    """
+    cut = split_point(state.messages, int(limits.keep_recent * limits.context_window))
+    if cut is None:
+        return None
+    old, kept = state.messages[:cut], state.messages[cut:]
+    tokens_before = estimate_tokens(state)
+    request = ModelRequest(parts=[UserPromptPart(_transcript(old))], instructions=template_text("summarize"))
+    try:
+        response = await direct.model_request(model, [request], model_settings=settings, instrument=False)
+    except (ModelAPIError, UnexpectedModelBehavior) as exc:
+        raise map_provider_error(exc) from exc
+    summary = "".join(p.content for p in response.parts if isinstance(p, TextPart)).strip()
+    if not summary:
+        return None
+    covered = max((p for p in state.positions[:cut] if p >= 0), default=-1)
+    row = ContextSummaryRow(
+        id=new_id("sum"),
+        thread_id=state.thread_id,
+        operation_id=state.id,
+        up_to_position=covered,
+        summary=summary,
+        created_at=datetime.now(UTC),
+    )
+    state.messages = [summary_message(summary), *kept]
+    state.positions = [-1, *state.positions[cut:]]
+    state.last_input_tokens = 0
+    state.chars_since_usage = 0
+    payload = ContextCompressed(
+        operation_id=state.id,
+        summarized_messages=len(old),
+        kept_messages=len(kept),
+        tokens_before=tokens_before,
+        tokens_after=estimate_tokens(state),
+    )
+
+    def mutate(conn: Connection) -> None:
+        repos.summaries.insert(conn, row)
+
+    return payload, mutate, response.usage

@@ -1,0 +1,238 @@
+"""The runner: pure decision logic. Given an operation's state, what should happen next?
+
+No I/O, no clocks of its own (the caller passes `now`), no randomness: tests drive it with states and check
+the instructions it returns. Executors (`_executors.py`) carry instructions out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from pydantic_ai.messages import ModelRequest, ModelResponse
+
+from cowork.protocol import GuardrailCode, OperationStatus, ToolCallStatus
+
+from ._state import RESOLVED_CALLS, LedgerEntry, Limits, OperationState
+
+__all__ = [
+    "ApplySteering",
+    "AskHuman",
+    "AwaitRunning",
+    "CallLLM",
+    "CallTool",
+    "CallToolsBatch",
+    "CompressContext",
+    "Decision",
+    "Finish",
+    "Instruction",
+    "Pause",
+    "RecordToolResults",
+    "RequestHumanApprove",
+    "Stop",
+    "Wait",
+    "decide",
+    "estimate_tokens",
+]
+
+Decision = Literal["run", "ask", "question"]
+"""What the approval policy says about a call: run it, ask for approval, or (the `ask` tool) ask the user."""
+
+
+@dataclass(frozen=True)
+class CallLLM:
+    pass
+
+
+@dataclass(frozen=True)
+class CallTool:
+    tool_call_id: str
+
+
+@dataclass(frozen=True)
+class CallToolsBatch:
+    tool_call_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RequestHumanApprove:
+    tool_call_ids: tuple[str, ...]
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AskHuman:
+    tool_call_id: str
+
+
+@dataclass(frozen=True)
+class AwaitRunning:
+    """Calls are running (one approved while others ran): wait for them before deciding again."""
+
+
+@dataclass(frozen=True)
+class RecordToolResults:
+    """Every call of the latest response has its result: hand them to the model as one message."""
+
+
+@dataclass(frozen=True)
+class ApplySteering:
+    """User input sent while the operation ran joins the history at this step boundary."""
+
+
+@dataclass(frozen=True)
+class CompressContext:
+    pass
+
+
+@dataclass(frozen=True)
+class Pause:
+    """A guardrail: wait for the user to say whether to go on."""
+
+    code: GuardrailCode
+    details: dict[str, float | int | str]
+
+
+@dataclass(frozen=True)
+class Stop:
+    """A guardrail that ends the operation."""
+
+    code: GuardrailCode
+    message: str
+
+
+@dataclass(frozen=True)
+class Finish:
+    pass
+
+
+@dataclass(frozen=True)
+class Wait:
+    """Nothing can happen until a person answers."""
+
+
+Instruction: TypeAlias = (
+    AwaitRunning
+    | CallLLM
+    | CallTool
+    | CallToolsBatch
+    | RequestHumanApprove
+    | AskHuman
+    | RecordToolResults
+    | ApplySteering
+    | CompressContext
+    | Pause
+    | Stop
+    | Finish
+    | Wait
+)
+
+Policy: TypeAlias = Callable[[LedgerEntry], tuple[Decision, str]]
+
+
+def estimate_tokens(state: OperationState, extra_chars: int = 0) -> int:
+    """Tokens the next request will take: the last request's count plus what was added since (≈4 chars a token)."""
+    if state.last_input_tokens:
+        return state.last_input_tokens + state.last_output_tokens + (state.chars_since_usage + extra_chars) // 4
+    return (sum(len(str(m)) for m in state.messages) + extra_chars) // 4
+
+
+def _tool_phase(state: OperationState, limits: Limits, policy: Policy) -> list[Instruction]:
+    open_calls = [c for c in state.calls.values() if c.status not in RESOLVED_CALLS]
+    if not open_calls:
+        return [RecordToolResults()]
+    approve: list[str] = []
+    reasons: list[str] = []
+    questions: list[str] = []
+    run: list[str] = []
+    running = False
+    for call in open_calls:
+        if call.status == ToolCallStatus.REQUESTED:
+            decision, reason = policy(call)
+            if decision == "question":
+                questions.append(call.tool_call_id)
+            elif decision == "ask":
+                approve.append(call.tool_call_id)
+                reasons.append(reason)
+            else:
+                run.append(call.tool_call_id)
+        elif call.status == ToolCallStatus.APPROVED:
+            run.append(call.tool_call_id)
+        elif call.status == ToolCallStatus.INTERRUPTED:
+            if call.side_effects:
+                approve.append(call.tool_call_id)
+                reasons.append("It was running when Cowork stopped; running it again may repeat its effects.")
+            else:
+                run.append(call.tool_call_id)
+        elif call.status == ToolCallStatus.STARTED:
+            running = True
+    stuck = _stuck(state, limits, [state.calls[i] for i in run])
+    if stuck is not None:
+        return [stuck]
+    out: list[Instruction] = []
+    if approve:
+        out.append(RequestHumanApprove(tuple(approve), tuple(reasons)))
+    out += [AskHuman(q) for q in questions]
+    if len(run) == 1:
+        out.append(CallTool(run[0]))
+    elif run:
+        out.append(CallToolsBatch(tuple(run)))
+    if not out and running:
+        return [AwaitRunning()]
+    return out or [Wait()]
+
+
+def _stuck(state: OperationState, limits: Limits, to_run: list[LedgerEntry]) -> Pause | None:
+    """Running one of these would make the same call `stuck_repeats` times in a row."""
+    need = limits.stuck_repeats - 1
+    recent = state.signatures[-need:] if need else []
+    for call in to_run:
+        if len(recent) == need and all(sig == call.signature for sig in recent):
+            return Pause(GuardrailCode.STUCK, {"tool": call.name, "n": limits.stuck_repeats})
+    return None
+
+
+def _guardrails(state: OperationState, limits: Limits, now: float) -> Instruction | None:
+    if state.step >= state.step_limit:
+        return Pause(GuardrailCode.MAX_STEPS, {"n": state.step})
+    window = list(state.outcomes)[-limits.error_rate_window :]
+    if len(window) >= limits.error_rate_min_calls and sum(window) / len(window) > limits.error_rate_threshold:
+        failed = sum(window)
+        return Stop(
+            GuardrailCode.ERROR_RATE,
+            f"Stopped: {failed} of the last {len(window)} tool calls failed. The calls and their errors are above; "
+            "fix the cause (or rephrase the task) and send a new message.",
+        )
+    spent = sum(usd for t, usd in state.spend if now - t <= limits.cost_window_seconds)
+    if limits.cost_cap_usd > 0 and spent > limits.cost_cap_usd:
+        return Pause(
+            GuardrailCode.COST_CAP,
+            {"usd": spent, "cap": limits.cost_cap_usd, "minutes": limits.cost_window_seconds / 60},
+        )
+    if now >= state.checkin_at:
+        return Pause(GuardrailCode.CHECKIN, {"minutes": limits.checkin_seconds / 60})
+    return None
+
+
+def decide(state: OperationState, limits: Limits, policy: Policy, *, now: float) -> list[Instruction]:
+    """The next instructions for a running operation, in the order to carry them out."""
+    if state.status != OperationStatus.RUNNING:
+        return [Wait()]
+    last = state.messages[-1] if state.messages else None
+    if isinstance(last, ModelResponse) and state.calls:
+        return _tool_phase(state, limits, policy)
+    if state.steering:
+        return [ApplySteering()]
+    if isinstance(last, ModelResponse):
+        return [Finish()]
+    assert isinstance(last, ModelRequest), "an operation's history ends with a request before the model is called"
+    guardrail = _guardrails(state, limits, now)
+    if guardrail is not None:
+        return [guardrail]
+    if (
+        estimate_tokens(state) > limits.compress_at * limits.context_window
+        and state.compress_failed_at_step != state.step
+    ):
+        return [CompressContext()]
+    return [CallLLM()]

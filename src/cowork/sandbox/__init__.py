@@ -1,0 +1,86 @@
+"""Running shell commands confined: bubblewrap on Linux.
+
+Inside the sandbox the whole file system is read-only except the workspace, the output directory, configured
+extra folders and a private `/tmp`; `.git/hooks` and `.cowork/` inside the workspace stay read-only (a command
+must not plant a hook that runs later outside the sandbox); credential stores on the deny list are hidden;
+the network is off unless the session allows it. Processes get their own PID namespace and die with the
+sandbox, so killing it leaves no survivors.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["SYSTEM_BWRAP_PATHS", "SandboxSpec", "bwrap_command", "find_bwrap"]
+
+SYSTEM_BWRAP_PATHS: tuple[str, ...] = ("/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap")
+"""Only these (or a configured path): a `bwrap` earlier on PATH could be anything."""
+
+
+def find_bwrap(configured: str | None = None) -> str | None:
+    """The bubblewrap binary to use, or None when there is none."""
+    candidates = [configured] if configured else list(SYSTEM_BWRAP_PATHS)
+    for candidate in candidates:
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+@dataclass(frozen=True)
+class SandboxSpec:
+    """What a sandboxed command may touch."""
+
+    workspace: Path
+    writable: tuple[Path, ...] = ()
+    """Writable in addition to the workspace (output directory, configured extras)."""
+    hidden: tuple[Path, ...] = field(default_factory=tuple)
+    """Paths masked out entirely (credential stores, Cowork's secrets)."""
+    network: bool = False
+
+
+def _existing(paths: Iterable[Path]) -> list[Path]:
+    return [p for p in paths if p.exists()]
+
+
+def bwrap_command(bwrap: str, spec: SandboxSpec, argv: Sequence[str]) -> list[str]:
+    """The full command line that runs `argv` inside the sandbox described by `spec`."""
+    workspace = spec.workspace.resolve()
+    args = [
+        bwrap,
+        "--ro-bind", "/", "/",
+        "--dev", "/dev",
+        "--proc", "/proc",
+        "--tmpfs", "/tmp",
+    ]  # fmt: skip
+    # Writable binds come after the private /tmp, so a workspace under /tmp is still the real one.
+    for path in _existing([workspace, *(p.resolve() for p in spec.writable)]):
+        args += ["--bind", str(path), str(path)]
+    for protected in _existing([workspace / ".git" / "hooks", workspace / ".cowork"]):
+        args += ["--ro-bind", str(protected), str(protected)]
+    for hidden in _existing(p.resolve() for p in spec.hidden):
+        if hidden.is_dir():
+            args += ["--tmpfs", str(hidden)]
+        else:
+            args += ["--ro-bind", "/dev/null", str(hidden)]
+    if not spec.network:
+        args.append("--unshare-net")
+    args += [
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--die-with-parent",
+        # A new session: a sandboxed command cannot push keystrokes into the user's terminal (TIOCSTI).
+        "--new-session",
+        "--chdir", str(workspace),
+    ]  # fmt: skip
+    return [*args, "--", *argv]
+
+
+def shell_argv(command: str) -> list[str]:
+    """How a command string is run: by bash when there is one, else sh."""
+    shell = shutil.which("bash") or "/bin/sh"
+    return [shell, "-c", command]

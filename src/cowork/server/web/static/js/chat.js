@@ -1,0 +1,394 @@
+// One session's transcript, built from its event log: the same events whether they arrive live or replayed.
+
+import { append, clear, h, json, money, toast } from "./dom.js";
+import { renderMarkdown } from "./markdown.js";
+
+const TERMINAL = new Set(["done", "error", "cancelled", "interrupted"]);
+const RESUMABLE_GUARDRAILS = new Set(["budget_exceeded", "max_steps", "stuck", "cost_cap", "error_rate", "checkin"]);
+
+export class SessionView {
+  constructor(app, session) {
+    this.app = app;
+    this.session = session;
+    this.lastSeq = 0;
+    this.bubbles = new Map(); // `${operationId}:${step}` -> {el, body, text, reasoning}
+    this.tools = new Map(); // toolCallId -> {el, status, result, log}
+    this.approvals = new Map(); // requestId -> payload
+    this.questions = new Map(); // requestId -> payload
+    this.operations = new Map(); // operationId -> status
+    this.banners = new Map(); // operationId -> banner element
+    this.todos = [];
+    this.usage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
+    this.renderQueued = new Set();
+
+    this.transcript = h("div", { class: "transcript", "data-testid": "transcript", role: "log", "aria-live": "polite" });
+    this.pendingEl = h("div", { class: "pending", "data-testid": "pending" });
+    this.todosEl = h("div", { class: "todos", "data-testid": "todos", hidden: true });
+    this.bannerEl = h("div", { class: "banners" });
+  }
+
+  get running() {
+    for (const status of this.operations.values()) if (!TERMINAL.has(status) && status !== "idle") return true;
+    return false;
+  }
+
+  // ---- events ------------------------------------------------------------------------------------------------
+
+  apply(event) {
+    if (event.seq <= this.lastSeq) return; // replayed twice (reconnect) or already seen
+    this.lastSeq = event.seq;
+    const p = event.payload || {};
+    switch (event.type) {
+      case "user_message":
+        this.add(h("div", { class: `msg user${p.steer ? " steer" : ""}`, "data-testid": "user-message" },
+          p.steer ? h("span", { class: "tag" }, "steer") : null, h("div", { class: "text", text: p.text })));
+        break;
+      case "model_stream_chunk":
+        this.bubble(p.operationId, p.step).text += p.text;
+        this.queueRender(p.operationId, p.step);
+        break;
+      case "reasoning": {
+        const b = this.bubble(p.operationId, p.step);
+        if (!b.reasoning) {
+          b.reasoningBody = h("div", { class: "reasoning-body" });
+          b.reasoning = h("details", { class: "reasoning" }, h("summary", {}, "Thinking"), b.reasoningBody);
+          b.el.prepend(b.reasoning);
+        }
+        b.reasoningText += p.text;
+        b.reasoningBody.textContent = b.reasoningText;
+        b.el.hidden = false;
+        break;
+      }
+      case "assistant_message": {
+        const b = this.bubble(p.operationId, p.step);
+        b.text = p.text;
+        b.final = true;
+        this.renderBubble(b);
+        break;
+      }
+      case "tool_call":
+        this.toolCall(p);
+        break;
+      case "tool_result":
+        this.toolResult(p);
+        break;
+      case "log": {
+        const t = p.toolCallId && this.tools.get(p.toolCallId);
+        if (t) {
+          t.log.hidden = false;
+          t.log.textContent += p.text.endsWith("\n") ? p.text : `${p.text}\n`;
+        }
+        break;
+      }
+      case "tool_interrupted":
+        this.setTool(p.toolCallId, "interrupted");
+        this.note(`Tool ${p.name} was interrupted by a server stop; ${p.action === "ask" ? "it will be asked about again" : "it will run again"} on resume.`, "warn");
+        break;
+      case "approval_requested":
+        this.approvals.set(p.requestId, p);
+        this.setTool(p.toolCallId, "awaiting approval");
+        this.renderPending();
+        break;
+      case "approval_resolved":
+        this.approvals.delete(p.requestId);
+        this.setTool(p.toolCallId, p.approved ? "approved" : "rejected");
+        this.renderPending();
+        break;
+      case "ask":
+        this.questions.set(p.requestId, p);
+        this.renderPending();
+        break;
+      case "ask_resolved":
+        if (this.questions.has(p.requestId)) {
+          const q = this.questions.get(p.requestId);
+          this.note(`${q.question} → ${p.answer}`, "answer");
+        }
+        this.questions.delete(p.requestId);
+        this.renderPending();
+        break;
+      case "todos":
+        this.todos = p.todos || [];
+        this.renderTodos();
+        break;
+      case "operation_status":
+        if (!p.parentOperationId) this.status(p);
+        break;
+      case "error":
+        this.note(`Error (${p.code}): ${p.message}`, "error");
+        break;
+      case "guardrail":
+        this.note(`Guardrail ${p.code}: ${p.message}`, "warn");
+        if (!p.requestId && RESUMABLE_GUARDRAILS.has(p.code)) this.resumeBanner(p.operationId, `Paused: ${p.message}`);
+        break;
+      case "usage":
+        this.usage.inputTokens += p.inputTokens || 0;
+        this.usage.outputTokens += p.outputTokens || 0;
+        this.usage.costUsd += p.costUsd || 0;
+        this.app.renderSessionHeader();
+        break;
+      case "session_updated":
+        for (const key of ["title", "provider", "model", "network", "yolo", "autoModel"]) {
+          if (p[key] != null) this.session[key] = p[key];
+        }
+        this.app.renderSessionHeader();
+        this.app.refreshSessions();
+        break;
+      case "route":
+        if (p.notify || p.warning) this.note(`Router: ${p.reason}${p.warning ? ` (${p.warning})` : ""}`, "info");
+        break;
+      case "model_retry":
+        this.note(`Model request failed (${p.message}); retrying (attempt ${p.attempt} of ${p.maxAttempts}).`, "warn");
+        break;
+      case "budget_warning":
+        this.note(`Budget warning: ${p.cap} spend ${money(p.spentUsd)} of ${money(p.limitUsd)}.`, "warn");
+        break;
+      case "context_compressed":
+        this.note(`Context compressed: ${p.summarizedMessages} messages summarised.`, "info");
+        break;
+      case "agent_spawned":
+        this.note(`Sub-agent (${p.agentType}) started: ${p.task}`, "info");
+        break;
+      default:
+        break;
+    }
+  }
+
+  // Reconcile with what the server says is waiting now (the events may be older than this connection).
+  setPending(pending) {
+    if (!pending) return;
+    this.approvals = new Map((pending.approvals || []).map((a) => [a.requestId, a]));
+    this.questions = new Map((pending.questions || []).map((q) => [q.requestId, q]));
+    this.renderPending();
+  }
+
+  // ---- transcript pieces -------------------------------------------------------------------------------------
+
+  add(el) {
+    const atBottom = this.transcript.scrollHeight - this.transcript.scrollTop - this.transcript.clientHeight < 80;
+    this.transcript.append(el);
+    if (atBottom) this.transcript.scrollTop = this.transcript.scrollHeight;
+  }
+
+  note(text, kind) {
+    this.add(h("div", { class: `note note-${kind}`, "data-testid": `note-${kind}` }, text));
+  }
+
+  bubble(operationId, step) {
+    const key = `${operationId}:${step}`;
+    let b = this.bubbles.get(key);
+    if (!b) {
+      const body = h("div", { class: "markdown" });
+      const el = h("div", { class: "msg assistant streaming", "data-testid": "assistant-message" }, body);
+      b = { el, body, reasoning: null, reasoningBody: null, text: "", reasoningText: "", final: false };
+      this.bubbles.set(key, b);
+      this.add(el);
+    }
+    return b;
+  }
+
+  queueRender(operationId, step) {
+    const key = `${operationId}:${step}`;
+    if (this.renderQueued.has(key)) return;
+    this.renderQueued.add(key);
+    requestAnimationFrame(() => {
+      this.renderQueued.delete(key);
+      const b = this.bubbles.get(key);
+      if (b) this.renderBubble(b);
+    });
+  }
+
+  renderBubble(b) {
+    b.body.innerHTML = renderMarkdown(b.text); // escaped by the renderer
+    b.el.classList.toggle("streaming", !b.final);
+    b.el.hidden = !b.text && !b.reasoningText;
+    if (this.transcript.scrollHeight - this.transcript.scrollTop - this.transcript.clientHeight < 200) {
+      this.transcript.scrollTop = this.transcript.scrollHeight;
+    }
+  }
+
+  toolCall(p) {
+    const status = h("span", { class: "tool-status", "data-testid": "tool-status" }, p.needsApproval ? "awaiting approval" : "running");
+    const result = h("pre", { class: "tool-result", hidden: true });
+    const log = h("pre", { class: "tool-log", hidden: true });
+    const preview = Object.values(p.arguments || {}).map((v) => (typeof v === "string" ? v : JSON.stringify(v))).join(" ").slice(0, 100);
+    const el = h("details", { class: "tool", "data-testid": "tool-call", dataset: { tool: p.name } },
+      h("summary", {}, h("span", { class: "tool-name" }, p.name), " ", h("span", { class: "tool-preview" }, preview), " ", status),
+      h("div", { class: "tool-section" }, h("div", { class: "label" }, "Arguments"), h("pre", { class: "tool-args" }, json(p.arguments))),
+      log,
+      h("div", { class: "tool-section" }, h("div", { class: "label" }, "Result"), result));
+    this.tools.set(p.toolCallId, { el, status, result, log, operationId: p.operationId, done: false });
+    this.add(el);
+  }
+
+  setTool(toolCallId, text) {
+    const t = this.tools.get(toolCallId);
+    if (!t) return;
+    t.status.textContent = text;
+    t.el.dataset.status = text;
+  }
+
+  toolResult(p) {
+    let t = this.tools.get(p.toolCallId);
+    if (!t) {
+      this.toolCall({ toolCallId: p.toolCallId, name: p.name, arguments: {} });
+      t = this.tools.get(p.toolCallId);
+    }
+    t.result.hidden = false;
+    t.result.textContent = p.content;
+    t.result.classList.toggle("error", p.isError);
+    t.done = true;
+    this.setTool(p.toolCallId, p.isError ? "error" : "done");
+  }
+
+  status(p) {
+    this.operations.set(p.operationId, p.status);
+    if (p.status === "interrupted" || p.status === "cancelled" || p.status === "error") {
+      // Calls cut off with their operation: the server reports them again (tool_interrupted) on resume.
+      for (const [id, t] of this.tools) {
+        if (t.operationId === p.operationId && !t.done && t.el.dataset.status !== "rejected") this.setTool(id, p.status);
+      }
+    }
+    if (p.status === "interrupted") {
+      this.resumeBanner(p.operationId, p.reason || "This turn was interrupted (the server stopped while it ran).");
+    } else if (p.status === "running") {
+      this.removeBanner(p.operationId);
+    } else if (p.status === "error") {
+      this.note(`Turn failed${p.code ? ` (${p.code})` : ""}: ${p.reason || "error"}`, "error");
+    } else if (p.status === "cancelled") {
+      this.note("Turn cancelled.", "info");
+    }
+    for (const b of this.bubbles.values()) {
+      if (TERMINAL.has(p.status) && b.el.classList.contains("streaming")) {
+        b.final = true;
+        this.renderBubble(b);
+      }
+    }
+    this.app.renderComposer();
+    if (TERMINAL.has(p.status)) this.app.refreshSessions();
+  }
+
+  resumeBanner(operationId, message) {
+    this.removeBanner(operationId);
+    const button = h("button", { class: "primary", "data-testid": "resume", onclick: () => this.resume(operationId, button) }, "Resume");
+    const el = h("div", { class: "banner banner-warn", "data-testid": "interrupted-banner" },
+      h("span", {}, message), button);
+    this.banners.set(operationId, el);
+    this.bannerEl.append(el);
+  }
+
+  removeBanner(operationId) {
+    const el = this.banners.get(operationId);
+    if (el) el.remove();
+    this.banners.delete(operationId);
+  }
+
+  async resume(operationId, button) {
+    button.disabled = true;
+    try {
+      await this.app.rpc.call("operation/resume", { operationId });
+      this.removeBanner(operationId);
+    } catch (err) {
+      button.disabled = false;
+      toast(`Could not resume: ${err.message}`, "error");
+    }
+  }
+
+  // ---- approvals, questions, todos ---------------------------------------------------------------------------
+
+  renderPending() {
+    clear(this.pendingEl);
+    for (const a of this.approvals.values()) this.pendingEl.append(this.approvalCard(a));
+    for (const q of this.questions.values()) this.pendingEl.append(this.questionCard(q));
+    this.app.renderComposer();
+  }
+
+  approvalCard(a) {
+    const reason = h("input", { type: "text", class: "reject-reason", placeholder: "Reason (told to the model when you reject)", "aria-label": "Reason" });
+    const respond = async (approved, buttons) => {
+      buttons.forEach((b) => (b.disabled = true));
+      try {
+        const params = { requestId: a.requestId, approved };
+        if (!approved && reason.value.trim()) params.message = reason.value.trim();
+        await this.app.rpc.call("approval/respond", params);
+      } catch (err) {
+        if (err.code === "already_resolved" || err.code === "request_not_found") {
+          this.approvals.delete(a.requestId);
+          this.renderPending();
+          toast("That request was already answered elsewhere.");
+          return;
+        }
+        buttons.forEach((b) => (b.disabled = false));
+        toast(`Could not answer: ${err.message}`, "error");
+      }
+    };
+    const approve = h("button", { class: "primary", "data-testid": "approve" }, "Approve");
+    const reject = h("button", { class: "danger", "data-testid": "reject" }, "Reject");
+    approve.addEventListener("click", () => respond(true, [approve, reject]));
+    reject.addEventListener("click", () => respond(false, [approve, reject]));
+    return h("div", { class: "card approval", "data-testid": "approval", dataset: { requestId: a.requestId } },
+      h("div", { class: "card-title" }, a.rerun ? "Run again after the interruption? " : "Allow ", h("code", {}, a.name), "?"),
+      a.reason ? h("div", { class: "card-reason" }, a.reason) : null,
+      h("pre", { class: "tool-args" }, json(a.arguments)),
+      h("div", { class: "card-actions" }, approve, reject, reason));
+  }
+
+  questionCard(q) {
+    const answer = async (text, controls) => {
+      controls.forEach((c) => (c.disabled = true));
+      try {
+        await this.app.rpc.call("ask/respond", { requestId: q.requestId, answer: text });
+      } catch (err) {
+        if (err.code === "already_resolved" || err.code === "request_not_found") {
+          this.questions.delete(q.requestId);
+          this.renderPending();
+          return;
+        }
+        controls.forEach((c) => (c.disabled = false));
+        toast(`Could not answer: ${err.message}`, "error");
+      }
+    };
+    const controls = [];
+    const actions = h("div", { class: "card-actions" });
+    if (q.kind === "guardrail") {
+      for (const [label, value, cls] of [["Continue", "continue", "primary"], ["Stop", "stop", "danger"]]) {
+        const b = h("button", { class: cls, "data-testid": `guardrail-${value}` }, label);
+        b.addEventListener("click", () => answer(value, controls));
+        controls.push(b);
+        actions.append(b);
+      }
+    } else {
+      for (const option of q.options || []) {
+        const b = h("button", { class: "option", "data-testid": "option" }, option);
+        b.addEventListener("click", () => answer(option, controls));
+        controls.push(b);
+        actions.append(b);
+      }
+      const input = h("input", { type: "text", placeholder: "Your answer", "aria-label": "Your answer", "data-testid": "answer-input" });
+      const send = h("button", { "data-testid": "answer-send" }, "Answer");
+      const submit = () => input.value.trim() && answer(input.value.trim(), controls);
+      send.addEventListener("click", submit);
+      input.addEventListener("keydown", (e) => e.key === "Enter" && submit());
+      controls.push(input, send);
+      append(actions, [input, send]);
+    }
+    return h("div", { class: `card question${q.kind === "guardrail" ? " guardrail" : ""}`, "data-testid": "question", dataset: { requestId: q.requestId } },
+      h("div", { class: "card-title" }, q.kind === "guardrail" ? "Keep going?" : "Question"),
+      h("div", { class: "question-text" }, q.question),
+      actions);
+  }
+
+  renderTodos() {
+    clear(this.todosEl);
+    this.todosEl.hidden = !this.todos.length;
+    if (!this.todos.length) return;
+    const done = this.todos.filter((t) => t.status === "completed").length;
+    this.todosEl.append(h("div", { class: "todos-title" }, `Todos ${done}/${this.todos.length}`));
+    const list = h("ul", {});
+    for (const t of this.todos) {
+      const icon = t.status === "completed" ? "✔" : t.status === "in_progress" ? "▶" : "○";
+      const text = t.status === "in_progress" && t.activeForm ? t.activeForm : t.content;
+      list.append(h("li", { class: `todo ${t.status}`, "data-testid": "todo" }, h("span", { class: "todo-icon" }, icon), " ", text));
+    }
+    this.todosEl.append(list);
+  }
+}

@@ -1,0 +1,35 @@
+"""Persistence: the database engine, the schema and its migrations, and the repositories.
+
+Only this package writes SQL. Callers run repository functions inside `Database.write` / `Database.read`.
+"""
+
+from sqlalchemy.engine import Connection
+
+from . import repos
+from ._engine import Database
+from ._rows import (
+    ContextSummaryRow,
+    EventRow,
+    HumanRequestRow,
+    MessageRow,
+    OperationInputRow,
+    OperationRow,
+    SessionRow,
+    ToolCallRow,
+    UsageRow,
+)
+
+__all__ = [
+    "Connection",
+    "ContextSummaryRow",
+    "Database",
+    "EventRow",
+    "HumanRequestRow",
+    "MessageRow",
+    "OperationInputRow",
+    "OperationRow",
+    "SessionRow",
+    "ToolCallRow",
+    "UsageRow",
+    "repos",
+]

@@ -1,0 +1,141 @@
+"""The database engine: one serialized writer, a few concurrent readers, versioned migrations.
+
+Blocking database calls run on worker threads (one for writes, a small bounded pool for reads) so the event loop
+never waits on disk. Callers hand in a function of a SQLAlchemy `Connection`; it runs inside one transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.pool import StaticPool
+
+__all__ = ["Database"]
+
+T = TypeVar("T")
+
+_MIGRATIONS = Path(__file__).parent / "migrations"
+_BUSY_TIMEOUT_MS = 10_000
+
+
+def _sqlite_engine(path: Path, *, writer: bool) -> Engine:
+    engine = sa.create_engine(
+        f"sqlite:///{path}",
+        connect_args={"check_same_thread": False, "timeout": _BUSY_TIMEOUT_MS / 1000},
+        pool_size=1 if writer else 4,
+        max_overflow=0,
+    )
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # Let SQLAlchemy, not the sqlite3 module, decide when transactions begin (the module's implicit BEGIN
+        # would defeat BEGIN IMMEDIATE below).
+        dbapi_conn.isolation_level = None
+        cursor = dbapi_conn.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        # The writer takes the write lock up front, so a transaction never fails half-way on a lock upgrade.
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if writer else "BEGIN")
+
+    return engine
+
+
+class Database:
+    """A store engine. SQLite today; the same interface serves PostgreSQL (an engine URL away)."""
+
+    def __init__(self, writer: Engine, reader: Engine, *, max_readers: int = 4) -> None:
+        self._writer = writer
+        self._reader = reader
+        # Plain executors rather than anyio's worker threads: a hop costs about two thirds as much, and every
+        # journal batch makes one.
+        self._write_pool = ThreadPoolExecutor(1, thread_name_prefix="cowork-db-write")
+        self._read_pool = ThreadPoolExecutor(max_readers, thread_name_prefix="cowork-db-read")
+
+    @classmethod
+    def sqlite(cls, path: Path) -> Database:
+        """Open (creating if needed) a SQLite database file in WAL mode."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return cls(_sqlite_engine(path, writer=True), _sqlite_engine(path, writer=False))
+
+    @classmethod
+    def memory(cls) -> Database:
+        """An in-memory SQLite database (benchmarks, throwaway cores): one connection, one thread for all work."""
+        engine = sa.create_engine("sqlite://", poolclass=StaticPool, connect_args={"check_same_thread": False})
+
+        @event.listens_for(engine, "connect")
+        def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+            dbapi_conn.isolation_level = None
+            dbapi_conn.execute("PRAGMA foreign_keys=ON")
+
+        @event.listens_for(engine, "begin")
+        def _on_begin(conn: Connection) -> None:
+            conn.exec_driver_sql("BEGIN")
+
+        db = cls(engine, engine, max_readers=1)
+        # One connection: reads must not run beside a write on another thread.
+        db._read_pool = db._write_pool
+        return db
+
+    @property
+    def dialect(self) -> str:
+        return self._writer.dialect.name
+
+    def migrate(self) -> str | None:
+        """Upgrade the schema to the newest migration (blocking; call at start-up). Returns the revision."""
+        config = Config()
+        config.set_main_option("script_location", str(_MIGRATIONS))
+        head = ScriptDirectory.from_config(config).get_current_head()
+        with self._writer.connect() as conn:
+            current = MigrationContext.configure(conn).get_current_revision()
+        if current != head:
+            with self._writer.begin() as conn:
+                config.attributes["connection"] = conn
+                command.upgrade(config, "head")
+        return head
+
+    def current_revision(self) -> str | None:
+        with self._reader.connect() as conn:
+            return MigrationContext.configure(conn).get_current_revision()
+
+    def write_sync(self, fn: Callable[[Connection], T]) -> T:
+        with self._writer.begin() as conn:
+            return fn(conn)
+
+    def read_sync(self, fn: Callable[[Connection], T]) -> T:
+        with self._reader.begin() as conn:
+            return fn(conn)
+
+    async def write(self, fn: Callable[[Connection], T]) -> T:
+        """Run `fn` in one write transaction on the single writer; committed when this returns.
+
+        If the caller is cancelled the transaction still runs to its end (commit or rollback) on the writer.
+        """
+        return await asyncio.get_running_loop().run_in_executor(self._write_pool, self.write_sync, fn)
+
+    async def read(self, fn: Callable[[Connection], T]) -> T:
+        """Run `fn` in a read transaction (a consistent snapshot) on a reader."""
+        return await asyncio.get_running_loop().run_in_executor(self._read_pool, self.read_sync, fn)
+
+    def close(self) -> None:
+        self._write_pool.shutdown(wait=True)
+        self._read_pool.shutdown(wait=True)
+        self._writer.dispose()
+        if self._reader is not self._writer:
+            self._reader.dispose()

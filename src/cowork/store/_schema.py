@@ -1,0 +1,269 @@
+"""Table definitions the repositories query. Migrations create and change them; a test keeps the two in step."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Dialect
+
+__all__ = [
+    "UTCDateTime",
+    "context_summaries",
+    "events",
+    "human_requests",
+    "mcp_installs",
+    "mcp_servers",
+    "messages",
+    "metadata",
+    "operation_inputs",
+    "operations",
+    "sessions",
+    "settings",
+    "tool_calls",
+    "tool_policies",
+    "usage_records",
+]
+
+
+class UTCDateTime(sa.TypeDecorator[datetime]):
+    """Timezone-aware UTC timestamps on every engine (SQLite stores naive text; we re-attach UTC on read)."""
+
+    impl = sa.DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to the store; use datetime.now(UTC)")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        assert isinstance(value, datetime)
+        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+metadata = sa.MetaData()
+
+sessions = sa.Table(
+    "sessions",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("title", sa.Text, nullable=False),
+    sa.Column("workspace", sa.Text, nullable=False),
+    sa.Column("provider", sa.String(100)),
+    sa.Column("model", sa.String(200)),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("updated_at", UTCDateTime, nullable=False),
+    sa.Column("last_seq", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("todos", sa.Text, nullable=False, server_default="[]"),
+    sa.Column("network", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("yolo", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("reasoning_effort", sa.String(16)),
+    sa.Index("ix_sessions_updated_at", "updated_at"),
+)
+
+tool_policies = sa.Table(
+    "tool_policies",
+    metadata,
+    sa.Column("tool", sa.String(300), primary_key=True),
+    sa.Column("policy", sa.String(16), nullable=False),
+    sa.Column("updated_at", UTCDateTime, nullable=False),
+)
+
+events = sa.Table(
+    "events",
+    metadata,
+    sa.Column("session_id", sa.String(64), sa.ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("seq", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("type", sa.String(64), nullable=False),
+    sa.Column("payload", sa.Text, nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+)
+
+operations = sa.Table(
+    "operations",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("session_id", sa.String(64), sa.ForeignKey("sessions.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("client_message_id", sa.String(200)),
+    sa.Column("origin", sa.String(32), nullable=False),
+    sa.Column("status", sa.String(32), nullable=False),
+    sa.Column("provider", sa.String(100)),
+    sa.Column("model", sa.String(200)),
+    sa.Column("step_count", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("error_code", sa.String(64)),
+    sa.Column("error_message", sa.Text),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("updated_at", UTCDateTime, nullable=False),
+    sa.Column("thread_id", sa.String(64), nullable=False),
+    sa.Column("parent_operation_id", sa.String(64)),
+    sa.Column("agent_type", sa.String(16)),
+    sa.Column("input_tokens", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("output_tokens", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("cached_tokens", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("reasoning_tokens", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("cost_usd", sa.Float, nullable=False, server_default="0"),
+    sa.Column("summary", sa.Text),
+    sa.Column("ask_id", sa.String(64)),
+    sa.Column("tier", sa.String(40)),
+    sa.UniqueConstraint("session_id", "client_message_id", name="uq_operations_client_message"),
+    sa.Index("ix_operations_status", "status"),
+    sa.Index("ix_operations_session", "session_id", "created_at"),
+    sa.Index("ix_operations_parent", "parent_operation_id"),
+)
+
+messages = sa.Table(
+    "messages",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("session_id", sa.String(64), sa.ForeignKey("sessions.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("operation_id", sa.String(64), sa.ForeignKey("operations.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("text", sa.Text, nullable=False, server_default=""),
+    sa.Column("model_message", sa.Text, nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("thread_id", sa.String(64), nullable=False),
+    sa.Column("superseded", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.UniqueConstraint("thread_id", "position", name="uq_messages_thread_position"),
+    sa.Index("ix_messages_session", "session_id"),
+)
+
+tool_calls = sa.Table(
+    "tool_calls",
+    metadata,
+    sa.Column("operation_id", sa.String(64), sa.ForeignKey("operations.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("tool_call_id", sa.String(200), primary_key=True),
+    sa.Column("session_id", sa.String(64), nullable=False),
+    sa.Column("step", sa.Integer, nullable=False),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("arguments", sa.Text, nullable=False),
+    sa.Column("side_effects", sa.Boolean, nullable=False),
+    sa.Column("status", sa.String(32), nullable=False),
+    sa.Column("result", sa.Text),
+    sa.Column("is_error", sa.Boolean),
+    sa.Column("meta", sa.Text),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("updated_at", UTCDateTime, nullable=False),
+)
+
+human_requests = sa.Table(
+    "human_requests",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("session_id", sa.String(64), sa.ForeignKey("sessions.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("operation_id", sa.String(64), sa.ForeignKey("operations.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("tool_call_id", sa.String(200)),
+    sa.Column("payload", sa.Text, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("response", sa.Text),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("resolved_at", UTCDateTime),
+    sa.Index("ix_human_requests_session", "session_id", "status"),
+    sa.Index("ix_human_requests_operation", "operation_id", "status"),
+)
+
+operation_inputs = sa.Table(
+    "operation_inputs",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("operation_id", sa.String(64), sa.ForeignKey("operations.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("session_id", sa.String(64), nullable=False),
+    sa.Column("client_message_id", sa.String(200), nullable=False),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.UniqueConstraint("session_id", "client_message_id", name="uq_operation_inputs_client_message"),
+    sa.Index("ix_operation_inputs_operation", "operation_id", "status"),
+)
+
+context_summaries = sa.Table(
+    "context_summaries",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("thread_id", sa.String(64), nullable=False),
+    sa.Column("operation_id", sa.String(64), nullable=False),
+    sa.Column("up_to_position", sa.Integer, nullable=False),
+    sa.Column("summary", sa.Text, nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Index("ix_context_summaries_thread", "thread_id", "up_to_position"),
+)
+
+usage_records = sa.Table(
+    "usage_records",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("session_id", sa.String(64), nullable=False),
+    sa.Column("operation_id", sa.String(64), nullable=False),
+    sa.Column("root_operation_id", sa.String(64), nullable=False),
+    sa.Column("step", sa.Integer, nullable=False),
+    sa.Column("provider", sa.String(100), nullable=False),
+    sa.Column("model", sa.String(200), nullable=False),
+    sa.Column("input_tokens", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("output_tokens", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("cached_tokens", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("reasoning_tokens", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("cost_usd", sa.Float, nullable=False, server_default="0"),
+    sa.Column("cost_known", sa.Boolean, nullable=False, server_default=sa.true()),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Index("ix_usage_records_created_at", "created_at"),
+    sa.Index("ix_usage_records_session", "session_id"),
+    sa.Index("ix_usage_records_root", "root_operation_id"),
+)
+
+settings = sa.Table(
+    "settings",
+    metadata,
+    sa.Column("key", sa.String(200), primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
+    sa.Column("updated_at", UTCDateTime, nullable=False),
+)
+
+mcp_servers = sa.Table(
+    "mcp_servers",
+    metadata,
+    sa.Column("name", sa.String(40), primary_key=True),
+    sa.Column("transport", sa.String(16), nullable=False),
+    sa.Column("command", sa.Text),
+    sa.Column("args", sa.Text, nullable=False, server_default="[]"),
+    sa.Column("env", sa.Text, nullable=False, server_default="{}"),
+    sa.Column("url", sa.Text),
+    sa.Column("headers", sa.Text, nullable=False, server_default="{}"),
+    sa.Column("cwd", sa.Text),
+    sa.Column("enabled", sa.Boolean, nullable=False, server_default=sa.true()),
+    sa.Column("auto_start", sa.Boolean, nullable=False, server_default=sa.true()),
+    sa.Column("policy", sa.String(16), nullable=False, server_default="manual"),
+    sa.Column("allowed_tools", sa.Text, nullable=False, server_default="[]"),
+    sa.Column("source", sa.String(16), nullable=False, server_default="database"),
+    sa.Column("workspace", sa.Text),
+    sa.Column("tools", sa.Text, nullable=False, server_default="[]"),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("updated_at", UTCDateTime, nullable=False),
+)
+
+mcp_installs = sa.Table(
+    "mcp_installs",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("name", sa.String(40), nullable=False),
+    sa.Column("state", sa.String(32), nullable=False),
+    sa.Column("progress", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("message", sa.Text, nullable=False, server_default=""),
+    sa.Column("manifest", sa.Text, nullable=False),
+    sa.Column("config", sa.Text, nullable=False, server_default="{}"),
+    sa.Column("secrets", sa.Text, nullable=False, server_default="[]"),
+    sa.Column("dependencies", sa.Text, nullable=False, server_default="[]"),
+    sa.Column("tools", sa.Text, nullable=False, server_default="[]"),
+    sa.Column("error", sa.Text),
+    sa.Column("stderr_tail", sa.Text),
+    sa.Column("saved", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("updated_at", UTCDateTime, nullable=False),
+    sa.Index("ix_mcp_installs_name", "name"),
+)

@@ -1,0 +1,33 @@
+"""Repositories: the only code that writes SQL. Each function takes a connection inside a transaction."""
+
+from . import (
+    events,
+    human_requests,
+    inputs,
+    mcp_installs,
+    mcp_servers,
+    messages,
+    operations,
+    sessions,
+    settings,
+    summaries,
+    tool_calls,
+    tool_policies,
+    usage,
+)
+
+__all__ = [
+    "events",
+    "human_requests",
+    "inputs",
+    "mcp_installs",
+    "mcp_servers",
+    "messages",
+    "operations",
+    "sessions",
+    "settings",
+    "summaries",
+    "tool_calls",
+    "tool_policies",
+    "usage",
+]

@@ -1,0 +1,20 @@
+"""Row mapping shared by the repositories."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, TypeVar
+
+__all__ = ["from_row", "to_values"]
+
+R = TypeVar("R")
+
+
+def from_row(cls: type[R], row: Any) -> R:
+    """Build a row dataclass from a result row with the same column names."""
+    mapping = row._mapping
+    return cls(**{f.name: mapping[f.name] for f in dataclasses.fields(cls) if f.name in mapping})  # type: ignore[arg-type]
+
+
+def to_values(row: Any) -> dict[str, Any]:
+    return {f.name: getattr(row, f.name) for f in dataclasses.fields(row)}

@@ -1,0 +1,6 @@
+"""Test doubles and helpers shared by every package's tests and the benchmarks.
+
+- `cowork.testing.mockllm`: the scripted mock LLM server (the only stand-in for a real provider).
+- `cowork.testing.server`: a real Cowork server process on a free port, with its own `COWORK_HOME`.
+- `cowork.testing.client`: a WebSocket client that collects session events.
+"""

@@ -1,0 +1,6 @@
+"""Built-in tools, the tool interface and the registry."""
+
+from ._base import Tool, ToolContext, ToolError, ToolSpec
+from ._registry import ToolRegistry, builtin_tools
+
+__all__ = ["Tool", "ToolContext", "ToolError", "ToolRegistry", "ToolSpec", "builtin_tools"]

@@ -1,0 +1,158 @@
+"""The tool interface: what a tool declares, what it receives when it runs, how it fails."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from cowork.config import ToolsConfig
+from cowork.policy import PathDenied, PathPolicy, ServerPolicy
+
+__all__ = ["Tool", "ToolContext", "ToolError", "ToolSpec"]
+
+ParamsT = TypeVar("ParamsT", bound=BaseModel)
+
+
+class ToolError(Exception):
+    """A failure the model should see and can act on (bad input, missing file, no match).
+
+    The runtime turns it into an error tool result; it never ends the turn.
+    """
+
+
+async def _no_log(_text: str) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a running tool may use. Tools never reach the store, the server or the model directly."""
+
+    workspace: Path
+    """Resolved working directory of the session."""
+    paths: PathPolicy | None = None
+    """Which paths tools may read and write; default: the workspace only."""
+    settings: ToolsConfig = field(default_factory=ToolsConfig)
+    network: bool = False
+    """Whether the session lets shell commands reach the network (web tools are network tools by nature)."""
+    output_dir: Path | None = None
+    """Where a tool saves output too large to return (the model can `read` it there)."""
+    home: Path | None = None
+    """Cowork's state directory (user-level skills and memory live under it)."""
+    bwrap: str | None = None
+    """The bubblewrap binary when shell commands run sandboxed; None runs them unconfined (no sandbox, --yolo)."""
+    session_id: str = ""
+    operation_id: str = ""
+    tool_call_id: str = ""
+    log: Callable[[str], Awaitable[None]] = field(default=_no_log)
+    """Emit a line of progress output (becomes a `log` event)."""
+    set_todos: Callable[[list[dict[str, str]]], Awaitable[None]] | None = None
+    """Replace the session's todo list (the runtime persists it and emits `todos`)."""
+    spawn_agent: Callable[[str, str, str | None], Awaitable[str]] | None = None
+    """Run a sub-agent (type, task, model or None) to its end and return its report."""
+
+    def _policy(self) -> PathPolicy:
+        return self.paths if self.paths is not None else PathPolicy.build(self.workspace)
+
+    def read_path(self, path: str) -> Path:
+        """Resolve `path` (absolute, or relative to the workspace) for reading, or refuse it.
+
+        Symlinks and `..` are resolved before the check (see `cowork.policy.PathPolicy`). Touches the disk:
+        call it off the event loop.
+
+        Raises:
+            ToolError: the path may not be read; the message says why.
+        """
+        try:
+            return self._policy().check_read(path)
+        except PathDenied as exc:
+            raise ToolError(str(exc)) from None
+
+    def write_path(self, path: str) -> Path:
+        """Resolve `path` for writing, or refuse it (see `read_path`).
+
+        Raises:
+            ToolError: the path may not be written; the message says why.
+        """
+        try:
+            return self._policy().check_write(path)
+        except PathDenied as exc:
+            raise ToolError(str(exc)) from None
+
+    def resolve(self, path: str) -> Path:
+        """`read_path`, under the name the first file tools use."""
+        return self.read_path(path)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """The part of a tool the model sees."""
+
+    name: str
+    description: str
+    parameters_json_schema: dict[str, Any]
+
+
+class Tool(ABC, Generic[ParamsT]):
+    """A built-in tool. Subclasses set the class attributes and implement `run`."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    params: ClassVar[type[BaseModel]]
+    side_effects: ClassVar[bool] = False
+    """True when running the tool changes something outside Cowork (files, processes, the network)."""
+    asks_user: ClassVar[bool] = False
+    """True for a tool whose answer comes from the user (the operation waits for it instead of running it)."""
+
+    def side_effects_of(self, arguments: dict[str, Any]) -> bool:
+        """Whether this particular call has side effects; by default the tool's `side_effects`.
+
+        A call with side effects is on record as started before it runs, and after a crash it is never re-run
+        without asking.
+        """
+        return self.side_effects
+
+    def needs_approval(self, arguments: dict[str, Any]) -> bool:
+        """Whether the baseline policy asks before this call runs; by default, when it has side effects."""
+        return self.side_effects_of(arguments)
+
+    def server_policy(self) -> tuple[str, ServerPolicy] | None:
+        """For an MCP tool: its server's name and approval policy (see `cowork.policy.decide`); else None."""
+        return None
+
+    def spec(self) -> ToolSpec:
+        # Generating a JSON schema takes about a millisecond; the model is sent the specs at every step.
+        cached: ToolSpec | None = self.__dict__.get("_spec")
+        if cached is None:
+            schema = self.params.model_json_schema()
+            schema.pop("title", None)
+            cached = ToolSpec(name=self.name, description=self.description, parameters_json_schema=schema)
+            self.__dict__["_spec"] = cached
+        return cached
+
+    def parse(self, arguments: dict[str, Any]) -> ParamsT:
+        """Validate model-supplied arguments.
+
+        Raises:
+            ToolError: the arguments do not match the schema; the message lists each problem.
+        """
+        try:
+            return self.params.model_validate(arguments)  # type: ignore[return-value]
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or '(arguments)'}: {err['msg']}" for err in exc.errors()
+            )
+            raise ToolError(f"Invalid arguments for {self.name}: {problems}") from None
+
+    @abstractmethod
+    async def run(self, params: ParamsT, ctx: ToolContext) -> str:
+        """Run the tool and return the text the model reads.
+
+        Raises:
+            ToolError: for any failure the model should be told about.
+        """

@@ -1,0 +1,209 @@
+"""The `bash` tool: run a shell command in the workspace, sandboxed, streaming its output."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import signal
+from pathlib import Path
+from typing import Any, ClassVar
+
+import psutil
+from pydantic import BaseModel, ConfigDict, Field
+
+from cowork.policy import classify
+from cowork.sandbox import SandboxSpec, bwrap_command, shell_argv
+
+from ._base import Tool, ToolContext, ToolError
+
+__all__ = ["BashParams", "BashTool", "kill_tree"]
+
+_GRACE_SECONDS = 2.0
+_MAX_LOG_LINES = 400
+_NETWORK_FAILURE = re.compile(
+    r"could not resolve host|temporary failure in name resolution|name or service not known|network is unreachable"
+    r"|failed to establish a new connection|connection refused|nodename nor servname|getaddrinfo failed",
+    re.IGNORECASE,
+)
+# Secrets Cowork itself holds must not reach commands the model writes.
+_SECRET_ENV = re.compile(r"(API_KEY|_TOKEN|_SECRET|PASSWORD)$|^COWORK_TOKEN$")
+
+
+class BashParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    command: str = Field(min_length=1, max_length=100_000, description="The command line to run.")
+    description: str = Field(default="", max_length=200, description="What it does, in 5-10 words (shown to the user).")
+    timeout: float | None = Field(
+        default=None, gt=0, description="Seconds before it is stopped (default 120, max 600)."
+    )
+    needsNetwork: bool = Field(
+        default=False,
+        description="Set when the command must reach the network (installs, downloads, git fetch/push, APIs): the "
+        "user is asked to allow it when the session's network is off.",
+    )
+
+
+class BashTool(Tool[BashParams]):
+    name: ClassVar[str] = "bash"
+    description: ClassVar[str] = """Run a shell command (bash) in the workspace and return its output.
+
+Use it for git, builds, tests, package managers, running scripts, and anything that needs a shell.
+
+Do NOT use it for file operations that have dedicated tools:
+- reading files: read (not cat/head/tail); finding files: glob (not find/ls -R);
+- searching contents: grep (not grep/rg); editing: edit (not sed/awk); writing: write (not echo >/tee).
+
+Rules:
+- The working directory is the workspace; quote paths with spaces; prefer paths over cd.
+- Commands run sandboxed: only the workspace (and the output directory) is writable, /tmp is private, and the
+  network is off unless the session allows it. Set needsNetwork for commands that need it.
+- Risky commands (deleting, force pushes, installs...) ask the user first; destructive ones always do.
+- Default timeout 120 s, maximum 600 s. No TTY: never use interactive flags (git rebase -i, git add -p).
+- Output beyond 30,000 characters is cut; the full output is saved to a file you can read.
+- Git: never force push, reset --hard, or commit unless the user asked; stage specific files.
+
+When a command fails, read the error, fix the cause, and try another way; do not repeat it unchanged."""
+    params: ClassVar[type[BaseModel]] = BashParams
+    side_effects: ClassVar[bool] = True
+
+    def side_effects_of(self, arguments: dict[str, Any]) -> bool:
+        command = arguments.get("command")
+        return not isinstance(command, str) or classify(command).verdict != "safe"
+
+    def needs_approval(self, arguments: dict[str, Any]) -> bool:
+        return self.side_effects_of(arguments) or bool(arguments.get("needsNetwork"))
+
+    async def run(self, params: BashParams, ctx: ToolContext) -> str:
+        settings = ctx.settings.bash
+        timeout = min(params.timeout or settings.default_timeout_seconds, settings.max_timeout_seconds)
+        network = ctx.network or params.needsNetwork
+        argv = shell_argv(params.command)
+        if ctx.bwrap is not None:
+            policy = ctx.paths
+            spec = SandboxSpec(
+                workspace=ctx.workspace,
+                writable=tuple(policy.write_roots) if policy else (),
+                hidden=tuple(policy.deny) if policy else (),
+                network=network,
+            )
+            argv = bwrap_command(ctx.bwrap, spec, argv)
+        env = {k: v for k, v in os.environ.items() if not _SECRET_ENV.search(k)}
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                cwd=ctx.workspace,
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise ToolError(f"Could not start the shell: {exc.strerror}.") from None
+        output = _Output(ctx)
+        try:
+            timed_out = await _collect(process, output, timeout)
+        except asyncio.CancelledError:
+            await kill_tree(process)
+            raise
+        if timed_out:
+            await kill_tree(process)
+        code = await process.wait()
+        text = output.render(ctx, settings.output_limit_chars)
+        if timed_out:
+            raise ToolError(f"The command was stopped after {timeout:.0f} s (timeout).\n{text}")
+        note = ""
+        if code != 0 and not network and _NETWORK_FAILURE.search(output.tail()):
+            note = (
+                "\nThis looks like a network failure, and the network is off for this session. If the command "
+                "needs it, run it again with needsNetwork set to true (the user will be asked)."
+            )
+        return f"{text}\n[exit code {code}]{note}" if code != 0 else (text or "(no output)")
+
+
+class _Output:
+    """Collects output: all of it on disk when large, lines streamed as log events up to a cap."""
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self._ctx = ctx
+        self._chunks: list[bytes] = []
+        self._size = 0
+        self._log_lines = 0
+        self._partial = b""
+
+    async def add(self, data: bytes) -> None:
+        self._chunks.append(data)
+        self._size += len(data)
+        lines = (self._partial + data).split(b"\n")
+        self._partial = lines.pop()
+        for line in lines:
+            if self._log_lines < _MAX_LOG_LINES:
+                await self._ctx.log(line.decode(errors="replace"))
+            self._log_lines += 1
+
+    def text(self) -> str:
+        return b"".join(self._chunks).decode(errors="replace")
+
+    def tail(self, chars: int = 4000) -> str:
+        return self.text()[-chars:]
+
+    def render(self, ctx: ToolContext, limit: int) -> str:
+        text = self.text()
+        if len(text) <= limit:
+            return text.rstrip("\n")
+        saved = _save(ctx, text)
+        head, tail = text[: limit // 3], text[-(limit - limit // 3) :]
+        where = f"The full output ({len(text):,} characters) is in {saved}; read it there." if saved else ""
+        return f"{head}\n… [{len(text) - len(head) - len(tail):,} characters cut] …\n{tail}\n{where}"
+
+
+def _save(ctx: ToolContext, text: str) -> Path | None:
+    if ctx.output_dir is None:
+        return None
+    ctx.output_dir.mkdir(parents=True, exist_ok=True)
+    path = ctx.output_dir / f"bash-{ctx.tool_call_id or os.getpid()}.log"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+async def _collect(process: asyncio.subprocess.Process, output: _Output, limit: float) -> bool:
+    """Read output until the process ends; True if the timeout passed first."""
+    assert process.stdout is not None
+
+    async def pump() -> None:
+        assert process.stdout is not None
+        while chunk := await process.stdout.read(65536):
+            await output.add(chunk)
+
+    try:
+        await asyncio.wait_for(pump(), limit)
+    except TimeoutError:
+        return True
+    return False
+
+
+async def kill_tree(process: asyncio.subprocess.Process) -> None:
+    """Stop a command and everything it started: SIGTERM to the group and its descendants, then SIGKILL."""
+    if process.returncode is not None:
+        return
+    try:
+        members = psutil.Process(process.pid).children(recursive=True)
+    except psutil.Error:
+        members = []
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, sig)
+        for member in members:
+            with contextlib.suppress(psutil.Error):
+                member.send_signal(sig)
+        try:
+            await asyncio.wait_for(process.wait(), _GRACE_SECONDS)
+        except TimeoutError:
+            continue
+        break
+    for member in members:
+        with contextlib.suppress(psutil.Error):
+            member.wait(timeout=_GRACE_SECONDS)

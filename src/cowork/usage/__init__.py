@@ -1,0 +1,21 @@
+"""Usage and budgets: the per-call usage ledger, spend per request, session, day, week and month, and the budget
+caps that refuse a model call before it would go over."""
+
+from ._budgets import CAPS, Budgets, Cap, Crossing, Refusal, Spend, check, crossings
+from ._service import UsageService
+from ._windows import Windows, local_day, windows_at
+
+__all__ = [
+    "CAPS",
+    "Budgets",
+    "Cap",
+    "Crossing",
+    "Refusal",
+    "Spend",
+    "UsageService",
+    "Windows",
+    "check",
+    "crossings",
+    "local_day",
+    "windows_at",
+]

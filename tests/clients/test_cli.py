@@ -1,0 +1,209 @@
+"""The CLI REPL in a real pseudo-terminal, against a real (auto-started) server and the mock LLM."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from cowork.testing.mockllm import MockLLMServer, MockResponse, MockToolCall
+from cowork.testing.server import provider_env
+
+pytestmark = pytest.mark.slow
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+PROMPT = "›"
+
+
+def plain(text: str) -> str:
+    return ANSI.sub("", text)
+
+
+@pytest.fixture
+def cli_env(home: Path) -> Iterator[dict[str, str]]:
+    env = {k: v for k, v in os.environ.items()}
+    env.update({"COWORK_HOME": str(home), "COWORK_AGENT__PROVIDER_MAX_RETRIES": "0", "TERM": "xterm-256color"})
+    yield env
+    # The REPL started a background server; stop it so nothing outlives the test.
+    try:
+        pid = json.loads((home / "server.json").read_text(encoding="utf-8"))["pid"]
+        os.kill(pid, signal.SIGTERM)
+    except (OSError, ValueError, KeyError):
+        pass
+
+
+def spawn(workspace: Path, env: dict[str, str]) -> pexpect.spawn:
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "cowork"],
+        cwd=str(workspace),
+        env=env,
+        encoding="utf-8",
+        timeout=40,
+        dimensions=(50, 120),
+    )
+    child.logfile_read = io.StringIO()
+    return child
+
+
+def screen(child: pexpect.spawn) -> str:
+    """Everything the child printed so far, without terminal control sequences."""
+    return plain(child.logfile_read.getvalue())
+
+
+def test_full_turn_with_tools(workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str]) -> None:
+    mock_llm.set_script(
+        [
+            MockResponse(tool_calls=[MockToolCall(name="glob", arguments={"pattern": "**/*.md"})]),
+            MockResponse(tool_calls=[MockToolCall(name="read", arguments={"filePath": "docs/notes.md"})]),
+            MockResponse(text="The code word is **PELICAN**.", chunk_size=4),
+        ]
+    )
+    child = spawn(workspace, cli_env | provider_env("openai", mock_llm.openai_base_url))
+    child.expect(PROMPT)
+    assert "openai:mock-model" in plain(child.before)
+    child.send("What is the code word?\r")
+    child.expect("glob")
+    child.expect("read")
+    child.expect("PELICAN")
+    child.expect(PROMPT)
+    transcript = screen(child)
+    assert "● glob(pattern=**/*.md)" in transcript
+    assert "● read(filePath=docs/notes.md)" in transcript
+    assert transcript.count("chars") == 2  # each tool result summarised by its size
+    child.send("/sessions\r")
+    child.expect("What is the code word")
+    child.expect(PROMPT)
+    child.send("/quit\r")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert (Path(cli_env["COWORK_HOME"]) / "history").read_text(encoding="utf-8").count("What is the code word?") == 1
+
+
+def test_no_provider_is_explained_readably(workspace: Path, cli_env: dict[str, str]) -> None:
+    child = spawn(workspace, cli_env)
+    child.expect(PROMPT)
+    assert "no provider connected" in plain(child.before)
+    child.send("hello\r")
+    child.expect("no_provider")
+    child.expect(PROMPT)
+    message = " ".join(plain(child.before).replace("│", " ").split())
+    assert "OPENAI_API_KEY" in message and "ANTHROPIC_API_KEY" in message and "Traceback" not in message
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_ctrl_c_cancels_the_running_turn(workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str]) -> None:
+    mock_llm.set_script(
+        [MockResponse(text="tick " * 2000, chunk_size=5, chunk_delay_s=0.01), MockResponse(text="fresh")]
+    )
+    child = spawn(workspace, cli_env | provider_env("openai", mock_llm.openai_base_url))
+    child.expect(PROMPT)
+    child.send("count forever\r")
+    child.expect("tick")
+    child.sendintr()
+    child.expect("cancelled")
+    child.expect(PROMPT)
+    child.send("and now?\r")
+    child.expect("fresh")
+    child.expect(PROMPT)
+    child.send("/quit\r")
+    child.expect(pexpect.EOF)
+
+
+def test_sessions_models_and_resume(workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str]) -> None:
+    mock_llm.set_script([MockResponse(text="noted: alpha"), MockResponse(text="noted: beta")])
+    env = cli_env | provider_env("openai", mock_llm.openai_base_url) | {"ANTHROPIC_API_KEY": "k"}
+    child = spawn(workspace, env)
+    child.expect(PROMPT)
+    child.send("remember alpha\r")
+    child.expect("noted: alpha")
+    child.expect(PROMPT)
+    child.send("/model\r")
+    child.expect("Switch with")
+    listing = " ".join(screen(child).replace("│", " ").split())
+    assert "Current: openai:mock-model" in listing and "anthropic yes" in listing and "google no" in listing
+    child.expect(PROMPT)
+    child.send("/model anthropic:claude-test\r")
+    child.expect("Model: anthropic:claude-test")
+    child.expect(PROMPT)
+    child.send("/new\r")
+    child.expect("New session (ses_\\w+)")
+    child.expect(PROMPT)
+    child.send("/sessions\r")
+    child.expect("remember alpha")
+    child.expect(PROMPT)
+    first_id = re.search(r"(ses_\w+)\s+│\s+remember alpha", screen(child))
+    assert first_id is not None
+    child.send(f"/resume {first_id.group(1)}\r")
+    child.expect("Resumed")
+    child.expect("noted: alpha")
+    child.expect(PROMPT)
+    child.send("/resume ses_missing\r")
+    child.expect("session_not_found")
+    child.expect(PROMPT)
+    child.send("/help\r")
+    child.expect("/resume ID")
+    child.expect(PROMPT)
+    child.send("/quit\r")
+    child.expect(pexpect.EOF)
+
+
+def test_approval_question_and_steering_inline(
+    workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    from cowork.testing.core import TEST_TOOLS_PLUGIN
+
+    def script(request: object) -> MockResponse:
+        n = len(mock_llm.requests)
+        if n == 1:
+            return MockResponse(tool_calls=[MockToolCall(name="mark", arguments={"label": "x"})])
+        if n == 2:
+            return MockResponse(
+                tool_calls=[
+                    MockToolCall(name="ask", arguments={"question": "Which colour?", "options": ["red", "blue"]})
+                ]
+            )
+        if n == 3:
+            return MockResponse(tool_calls=[MockToolCall(name="sleep", arguments={"seconds": 2})])
+        users = [m["content"] for m in request.messages if m["role"] == "user"]  # type: ignore[attr-defined]
+        return MockResponse(
+            text=f"You chose {request.messages[-1]['content'] if False else 'blue'}; you said: {users[-1]}"
+        )  # type: ignore[attr-defined]
+
+    mock_llm.set_script(script)
+    env = cli_env | provider_env("openai", mock_llm.openai_base_url)
+    env |= {
+        "COWORK_TOOLS__PLUGINS": f'["{TEST_TOOLS_PLUGIN}"]',
+        "COWORK_TOOLS__AUTO_APPROVE": '["sleep"]',
+        "COWORK_TEST_MARKS": str(tmp_path / "marks.txt"),
+    }
+    child = spawn(workspace, env)
+    child.expect(PROMPT)
+    child.send("paint it\r")
+    child.expect("approve\\?")
+    child.expect("Allow\\?")
+    child.send("y\r")
+    child.expect("Which colour\\?")
+    child.expect("Answer")
+    child.send("2\r")
+    child.expect("sleep")
+    child.send("also tidy up\r")
+    child.expect("added: also tidy up")
+    child.expect("you said: also tidy up")
+    child.expect(PROMPT)
+    assert (tmp_path / "marks.txt").read_text(encoding="utf-8").splitlines()[0] == "mark x"
+    assert mock_llm.requests[2].last_tool_results[0]["content"] == "blue"
+    child.send("/quit\r")
+    child.expect(pexpect.EOF)

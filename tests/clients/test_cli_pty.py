@@ -1,0 +1,150 @@
+"""The REPL in a real pseudo-terminal: a turn with an approval and a question, the session commands (/tools, /cwd,
+/network, /yolo, /mcp) with tab completion, and Ctrl-C twice to leave; against an auto-started server and the
+mock LLM."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from cowork.testing.core import TEST_TOOLS_PLUGIN
+from cowork.testing.mockllm import MockLLMServer, MockResponse, MockToolCall
+from cowork.testing.server import provider_env
+
+from .test_cli import PROMPT, cli_env, screen, spawn
+
+pytestmark = pytest.mark.slow
+__all__ = ["cli_env"]  # the fixture, imported for these tests
+
+TAB = "\t"
+
+
+def flat(child: pexpect.spawn) -> str:
+    return " ".join(screen(child).replace("│", " ").split())
+
+
+def test_turn_with_a_rejected_approval_and_a_free_text_answer(
+    workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    mock_llm.set_script(
+        [
+            MockResponse(tool_calls=[MockToolCall(name="mark", arguments={"label": "first"})]),
+            MockResponse(tool_calls=[MockToolCall(name="mark", arguments={"label": "second"})]),
+            MockResponse(tool_calls=[MockToolCall(name="ask", arguments={"question": "Which name?"})]),
+            MockResponse(text="Called it **Zed**."),
+        ]
+    )
+    marks = tmp_path / "marks.txt"
+    env = cli_env | provider_env("openai", mock_llm.openai_base_url)
+    env |= {"COWORK_TOOLS__PLUGINS": json.dumps([TEST_TOOLS_PLUGIN]), "COWORK_TEST_MARKS": str(marks)}
+    child = spawn(workspace, env)
+    child.expect(PROMPT)
+    child.send("name the thing\r")
+    child.expect("approve\\?")
+    child.expect("Allow\\?")
+    child.send("n, not that one\r")
+    child.expect("approve\\?")
+    child.expect("Allow\\?")
+    child.send("y\r")
+    child.expect("Which name\\?")
+    child.expect("Answer")
+    child.send("Zed\r")
+    child.expect("Called it")
+    child.expect(PROMPT)
+    transcript = screen(child)
+    assert "● mark(label=first)" in transcript and "● mark(label=second)" in transcript
+    assert marks.read_text(encoding="utf-8") == "mark second\n"  # the rejected call never ran
+    rejected = mock_llm.requests[1].last_tool_results[0]["content"]
+    assert "not that one" in rejected
+    assert mock_llm.requests[3].last_tool_results[0]["content"] == "Zed"
+    child.send("/quit\r")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_session_commands_with_tab_completion(
+    workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str]
+) -> None:
+    env = cli_env | provider_env("openai", mock_llm.openai_base_url)
+    env |= {"COWORK_TOOLS__PLUGINS": json.dumps([TEST_TOOLS_PLUGIN])}
+    child = spawn(workspace, env)
+    child.expect(PROMPT)
+
+    child.send("/help\r")
+    child.expect("/mcp")
+    child.expect(PROMPT)
+    assert "/cwd [DIR]" in flat(child) and "/network on|off" in flat(child)
+
+    child.send("/tools\r")
+    child.expect("what it does")
+    child.expect(PROMPT)
+    tools = flat(child)
+    assert "mark yes when risky" in tools and "read no no" in tools
+
+    # /tools NAME policy, completed: `/tools ma<Tab> al<Tab>`.
+    child.send("/tools ma" + TAB)
+    child.send(" al" + TAB)
+    child.send("\r")
+    try:
+        child.expect("mark: always")
+    except pexpect.TIMEOUT:
+        print(repr(screen(child)[-3000:]))
+        raise
+    child.expect(PROMPT)
+
+    # /netw<Tab> → /network; `of<Tab>` → off.
+    child.send("/netw" + TAB)
+    child.send(" on\r")
+    child.expect("network on")
+    child.expect(PROMPT)
+    child.send("/network\r")
+    child.expect("network is on")
+    child.expect(PROMPT)
+
+    child.send("/yolo on\r")
+    child.expect("YOLO: approvals and the sandbox are OFF")
+    child.expect(PROMPT)
+    child.send("/yol" + TAB + " of" + TAB + "\r")
+    child.expect("yolo off")
+    child.expect(PROMPT)
+
+    child.send("/cwd\r")
+    child.expect("session ses_")
+    child.expect(PROMPT)
+    assert str(workspace) in flat(child)
+    child.send("/cwd sr" + TAB + "\r")
+    child.expect("New session (ses_\\w+) in (\\S+) \\(/resume")
+    assert child.match.group(2) == str(workspace / "src")
+    child.expect(PROMPT)
+    child.send("/cwd nowhere\r")
+    child.expect("workspace_not_found")
+    child.expect(PROMPT)
+
+    child.send("/mcp\r")
+    child.expect(["No MCP servers", "does not offer MCP"])
+    child.expect(PROMPT)
+    child.send("/mcp add broken\r")
+    child.expect("Usage: /mcp")
+    child.expect(PROMPT)
+    child.send("/quit\r")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_second_ctrl_c_leaves_the_repl(workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str]) -> None:
+    mock_llm.set_script([MockResponse(text="tick " * 4000, chunk_size=5, chunk_delay_s=0.02)])
+    child = spawn(workspace, cli_env | provider_env("openai", mock_llm.openai_base_url))
+    child.expect(PROMPT)
+    child.send("count forever\r")
+    child.expect("tick")
+    child.sendintr()
+    child.expect("Ctrl-C again to quit")
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130

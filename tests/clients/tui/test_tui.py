@@ -1,0 +1,218 @@
+"""`cowork tui` driven by Textual's Pilot against a real server process and the mock LLM."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.screen import Screen
+from textual.widgets import Input, Markdown, Static
+
+from cowork.clients.tui import CoworkApp, TuiOptions
+from cowork.clients.tui.screens import ApprovalScreen, QuestionScreen
+from cowork.clients.tui.widgets import ChatView, SessionItem, SessionList, ToolCallLine, UsageBar
+from cowork.testing.client import EventClient
+from cowork.testing.core import TEST_TOOLS_PLUGIN, marks
+from cowork.testing.mockllm import MockLLMServer, MockResponse, MockToolCall
+from cowork.testing.server import ServerProcess, provider_env
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+SIZE = (130, 40)
+
+
+@pytest.fixture
+def server(tmp_path: Path, workspace: Path, mock_llm: MockLLMServer) -> Iterator[ServerProcess]:
+    env = provider_env("openai", mock_llm.openai_base_url) | {
+        "COWORK_TOOLS__PLUGINS": json.dumps([TEST_TOOLS_PLUGIN]),
+        "COWORK_TEST_MARKS": str(tmp_path / "marks.txt"),
+    }
+    with ServerProcess(tmp_path / "server-home", workspace, env=env) as proc:
+        yield proc
+
+
+def app_for(server: ServerProcess, workspace: Path, resume: str | None = None) -> CoworkApp:
+    return CoworkApp(TuiOptions(workspace=workspace, address=server.address, resume=resume))
+
+
+async def until(pilot: Pilot[int], predicate: Callable[[], object], within: float = 30.0) -> None:
+    waited = 0.0
+    while not predicate():
+        if waited > within:
+            app = pilot.app
+            assert isinstance(app, CoworkApp)
+            notes = [f"{n.title}: {n.message}" for n in app._notifications]
+            raise AssertionError(f"condition not met; chat shows:\n{chat_text(app)}\nnotifications: {notes}")
+        await pilot.pause(0.05)
+        waited += 0.05
+
+
+def chat_text(app: CoworkApp) -> str:
+    """What the chat shows, as text: user lines, notes, tool lines and the assistant's markdown source."""
+    parts: list[str] = []
+    for child in app.query_one(ChatView).children:
+        if isinstance(child, Markdown):
+            parts.append(child.source)
+        elif isinstance(child, ToolCallLine):
+            parts.append(str(child.title))
+        elif isinstance(child, Static):
+            parts.append(str(child.render()))
+    return "\n".join(parts)
+
+
+async def dialog(pilot: Pilot[int], kind: type[Screen[object]]) -> Screen[object]:
+    """Wait until the dialog is up and laid out (a click before that lands elsewhere)."""
+    app = pilot.app
+    await until(pilot, lambda: isinstance(app.screen, kind) and app.screen.query("Button, OptionList, Input"))
+    await pilot.pause(0.1)
+    await until(pilot, lambda: all(w.region.area for w in app.screen.query("Button, OptionList, Input")))
+    return app.screen
+
+
+async def send(pilot: Pilot[int], text: str) -> None:
+    prompt = pilot.app.query_one("#prompt", Input)
+    prompt.value = text
+    prompt.focus()
+    await pilot.press("enter")
+
+
+async def test_a_turn_with_an_approval(
+    server: ServerProcess, workspace: Path, mock_llm: MockLLMServer, tmp_path: Path
+) -> None:
+    mock_llm.set_script(
+        [
+            MockResponse(tool_calls=[MockToolCall(name="mark", arguments={"label": "tui"})]),
+            MockResponse(text="Marked it, **done**.", chunk_size=3),
+        ]
+    )
+    app = app_for(server, workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, app.connected.is_set)
+        await send(pilot, "please mark")
+        screen = await dialog(pilot, ApprovalScreen)
+        assert isinstance(screen, ApprovalScreen) and screen.request.name == "mark"
+        assert screen.request.arguments == {"label": "tui"}
+        await pilot.click("#approve")
+        await until(pilot, lambda: "Marked it, **done**." in chat_text(app))
+        await until(pilot, lambda: app.state.running is None)
+        (line,) = app.query(ToolCallLine)
+        assert line.result is not None and "1 line" in str(line.title)
+        text = chat_text(app)
+        assert "› please mark" in text and "approved" in text
+        assert "mock-model" in str(app.query_one(UsageBar).render())
+    assert marks(tmp_path / "marks.txt") == ["mark tui"]
+
+
+async def test_a_rejection_tells_the_model_why(
+    server: ServerProcess, workspace: Path, mock_llm: MockLLMServer, tmp_path: Path
+) -> None:
+    mock_llm.set_script(
+        [
+            MockResponse(tool_calls=[MockToolCall(name="mark", arguments={"label": "no"})]),
+            MockResponse(text="Fine, I will not."),
+        ]
+    )
+    app = app_for(server, workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, app.connected.is_set)
+        await send(pilot, "mark something")
+        await dialog(pilot, ApprovalScreen)
+        reason = app.screen.query_one("#reject-reason", Input)
+        reason.value = "not today"
+        await pilot.click("#reject")
+        await until(pilot, lambda: "Fine, I will not." in chat_text(app))
+        assert "rejected: not today" in chat_text(app)
+    assert marks(tmp_path / "marks.txt") == []
+    results = mock_llm.requests[-1].last_tool_results
+    assert "not today" in results[0]["content"]
+
+
+async def test_a_question_is_answered_from_its_options(
+    server: ServerProcess, workspace: Path, mock_llm: MockLLMServer
+) -> None:
+    mock_llm.set_script(
+        [
+            MockResponse(
+                tool_calls=[MockToolCall(name="ask", arguments={"question": "Which colour?", "options": ["red", "blue"]})]
+            ),
+            MockResponse(text="Blue it is."),
+        ]
+    )
+    app = app_for(server, workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, app.connected.is_set)
+        await send(pilot, "pick a colour")
+        await dialog(pilot, QuestionScreen)
+        assert isinstance(app.screen, QuestionScreen) and app.screen.options == ["red", "blue"]
+        await pilot.press("down", "enter")
+        await until(pilot, lambda: "Blue it is." in chat_text(app))
+        assert "→ blue" in chat_text(app)
+    assert "blue" in mock_llm.requests[-1].last_tool_results[0]["content"]
+
+
+async def test_switching_sessions(server: ServerProcess, workspace: Path, mock_llm: MockLLMServer) -> None:
+    mock_llm.set_script([MockResponse(text="noted: alpha"), MockResponse(text="noted: beta")])
+    app = app_for(server, workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, app.connected.is_set)
+        await send(pilot, "remember alpha")
+        await until(pilot, lambda: "noted: alpha" in chat_text(app) and app.state.running is None)
+        first = app.session
+        assert first is not None
+        await pilot.press("ctrl+n")
+        await until(pilot, lambda: app.session is not None and app.session.id != first.id)
+        assert chat_text(app) == ""
+        await send(pilot, "remember beta")
+        await until(pilot, lambda: "noted: beta" in chat_text(app) and app.state.running is None)
+        await until(pilot, lambda: len(app.query(SessionItem)) == 2)
+        items = list(app.query(SessionItem))
+        index = next(i for i, item in enumerate(items) if item.session.id == first.id)
+        sessions = app.query_one(SessionList)
+        sessions.focus()
+        sessions.index = index
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session is not None and app.session.id == first.id)
+        await until(pilot, lambda: "noted: alpha" in chat_text(app))
+        assert "beta" not in chat_text(app)
+
+
+async def test_pending_requests_from_before_it_connected_and_reconnect(
+    server: ServerProcess, workspace: Path, mock_llm: MockLLMServer, tmp_path: Path
+) -> None:
+    mock_llm.set_script(
+        [
+            MockResponse(tool_calls=[MockToolCall(name="mark", arguments={"label": "early"})]),
+            MockResponse(text="first turn over"),
+            MockResponse(text="second turn, while the TUI was away"),
+        ]
+    )
+    client = await EventClient.connect(server.address)
+    try:
+        sid = (await client.call("session/create", {}))["id"]
+        await client.call("turn/start", {"sessionId": sid, "text": "mark early", "clientMessageId": "one"})
+        await client.wait_for(lambda evs: any(e.type == "approval_requested" for e in evs))
+    finally:
+        await client.close()
+    app = app_for(server, workspace, resume=sid)
+    async with app.run_test(size=SIZE) as pilot:
+        await dialog(pilot, ApprovalScreen)  # asked before the TUI existed
+        await pilot.click("#approve")
+        await until(pilot, lambda: "first turn over" in chat_text(app) and app.state.running is None)
+        server.restart()
+        await until(pilot, lambda: app.connection != "connected", within=15)
+        # Another client runs a turn; the TUI may be reconnected or not yet: it shows it once either way.
+        other = await EventClient.connect(server.address)
+        try:
+            op = (await other.call("turn/start", {"sessionId": sid, "text": "again", "clientMessageId": "two"}))
+            await other.wait_turn_end(op["operationId"])
+        finally:
+            await other.close()
+        await until(pilot, lambda: app.connection == "connected")
+        await until(pilot, lambda: "second turn, while the TUI was away" in chat_text(app))
+        text = chat_text(app)
+        assert text.count("› mark early") == 1 and text.count("› again") == 1
+        assert text.count("first turn over") == 1
+    assert marks(tmp_path / "marks.txt") == ["mark early"]

@@ -1,0 +1,37 @@
+"""The system prompt template gets every variable filled."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from cowork.prompts import PromptVariables, render_system_prompt
+
+
+def test_every_variable_is_filled() -> None:
+    text = render_system_prompt(
+        PromptVariables(
+            working_directory="/home/max/proj",
+            output_directory="/home/max/out",
+            uploads_directory="/home/max/out/uploads",
+            model_name="anthropic:claude-sonnet-5-5",
+            today=date(2026, 11, 21),
+            user_name="Max",
+            knowledge_cutoff="May 2026",
+        )
+    )
+    assert "{{" not in text and "}}" not in text
+    for expected in (
+        "/home/max/proj",
+        "/home/max/out",
+        "/home/max/out/uploads",
+        "Saturday, November 21, 2026",
+        "anthropic:claude-sonnet-5-5",
+        "You work with Max",
+        "May 2026",
+    ):
+        assert expected in text
+
+
+def test_without_a_user_name() -> None:
+    text = render_system_prompt(PromptVariables("/w", "/w", "/w/uploads", "m", date(2026, 1, 1)))
+    assert "You work with the user" in text

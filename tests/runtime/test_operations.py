@@ -1,0 +1,254 @@
+"""Operations through the core: approvals (mixed execution), questions, steering, cancel, todos, resume."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+from cowork.protocol import (
+    ApprovalRespondParams,
+    AskRespondParams,
+    ErrorCode,
+    OperationStatus,
+    ProtocolError,
+    ToolCallStatus,
+    TurnSteerParams,
+)
+from cowork.testing.core import CoreHarness, marks
+from cowork.testing.mockllm import MockLLMServer, MockRequest, MockResponse, MockToolCall
+
+pytestmark = pytest.mark.anyio
+S = OperationStatus
+
+
+@pytest.fixture(autouse=True)
+def marks_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "marks.txt"
+    monkeypatch.setenv("COWORK_TEST_MARKS", str(path))
+    return path
+
+
+def calls(*pairs: tuple[str, dict[str, object]]) -> MockResponse:
+    return MockResponse(tool_calls=[MockToolCall(name=n, arguments=a) for n, a in pairs])
+
+
+async def test_mixed_batch_runs_the_safe_call_now_and_the_risky_one_on_approval(
+    harness: CoreHarness, mock_llm: MockLLMServer, marks_file: Path
+) -> None:
+    mock_llm.set_script(
+        [calls(("peek", {"label": "safe"}), ("mark", {"label": "risky"})), MockResponse(text="both done")]
+    )
+    core = await harness.core()
+    sid = await harness.session(core)
+    op = await harness.start(core, sid, "go")
+    await harness.status(sid, op, S.WAITING_FOR_HUMAN)
+    assert marks(marks_file) == ["peek safe"]  # the safe call ran at once, the risky one waits
+    (request,) = harness.payloads(sid, "approval_requested")
+    assert request.name == "mark" and request.arguments == {"label": "risky"}  # type: ignore[union-attr]
+    pending = await core.runtime.pending(sid)
+    assert [a.request_id for a in pending.approvals] == [request.request_id]  # type: ignore[union-attr]
+
+    result = await core.runtime.respond_approval(ApprovalRespondParams(request_id=request.request_id, approved=True))  # type: ignore[union-attr]
+    assert not result.duplicate
+    await harness.status(sid, op, S.DONE)
+    assert marks(marks_file) == ["peek safe", "mark risky"]
+    results = {r["tool_call_id"]: r["content"] for r in mock_llm.requests[1].last_tool_results}
+    assert sorted(results.values()) == ["marked risky", "peeked safe"]
+    assert harness.types(sid).count("approval_resolved") == 1
+    # Answering again the same way changes nothing; answering differently is refused with a code.
+    again = await core.runtime.respond_approval(ApprovalRespondParams(request_id=request.request_id, approved=True))  # type: ignore[union-attr]
+    assert again.duplicate
+    with pytest.raises(ProtocolError) as info:
+        await core.runtime.respond_approval(ApprovalRespondParams(request_id=request.request_id, approved=False))  # type: ignore[union-attr]
+    assert info.value.code == ErrorCode.ALREADY_RESOLVED
+    with pytest.raises(ProtocolError) as info:
+        await core.runtime.respond_approval(ApprovalRespondParams(request_id="req_nope", approved=True))
+    assert info.value.code == ErrorCode.REQUEST_NOT_FOUND
+
+
+async def test_a_rejection_goes_back_to_the_model(
+    harness: CoreHarness, mock_llm: MockLLMServer, marks_file: Path
+) -> None:
+    mock_llm.set_script([calls(("mark", {"label": "x"})), MockResponse(text="ok, I will not")])
+    core = await harness.core()
+    sid = await harness.session(core)
+    op = await harness.start(core, sid, "go")
+    await harness.status(sid, op, S.WAITING_FOR_HUMAN)
+    (request,) = harness.payloads(sid, "approval_requested")
+    await core.runtime.respond_approval(
+        ApprovalRespondParams(request_id=request.request_id, approved=False, message="not today")  # type: ignore[union-attr]
+    )
+    await harness.status(sid, op, S.DONE)
+    assert marks(marks_file) == []
+    (result,) = mock_llm.requests[1].last_tool_results
+    assert "rejected" in result["content"] and "not today" in result["content"]
+    info = await core.runtime.operation_info(op)
+    assert [c.status for c in info.tool_calls] == [ToolCallStatus.REJECTED]
+
+
+async def test_ask_parks_the_operation_on_a_question(harness: CoreHarness, mock_llm: MockLLMServer) -> None:
+    mock_llm.set_script(
+        [calls(("ask", {"question": "Which file?", "options": ["a.txt", "b.txt"]})), MockResponse(text="using b")]
+    )
+    core = await harness.core()
+    sid = await harness.session(core)
+    op = await harness.start(core, sid, "edit the file")
+    await harness.status(sid, op, S.WAITING_FOR_HUMAN)
+    (ask,) = harness.payloads(sid, "ask")
+    assert ask.question == "Which file?" and ask.options == ["a.txt", "b.txt"]  # type: ignore[union-attr]
+    assert [q.question for q in (await core.runtime.pending(sid)).questions] == ["Which file?"]
+    with pytest.raises(ProtocolError) as info:  # an approval answer for a question is refused
+        await core.runtime.respond_approval(ApprovalRespondParams(request_id=ask.request_id, approved=True))  # type: ignore[union-attr]
+    assert info.value.code == ErrorCode.REQUEST_NOT_FOUND
+    await core.runtime.respond_ask(AskRespondParams(request_id=ask.request_id, answer="b.txt"))  # type: ignore[union-attr]
+    await harness.status(sid, op, S.DONE)
+    assert mock_llm.requests[1].last_tool_results[0]["content"] == "b.txt"
+    assert (await core.runtime.pending(sid)).questions == []
+
+
+async def test_steering_reaches_the_model_at_the_next_step_in_order(
+    harness: CoreHarness, mock_llm: MockLLMServer
+) -> None:
+    mock_llm.set_script([calls(("sleep", {"seconds": 0.5})), MockResponse(text="noted both")])
+    core = await harness.core(env={"COWORK_TOOLS__AUTO_APPROVE": '["sleep"]'})
+    sid = await harness.session(core)
+    op = await harness.start(core, sid, "work")
+    await harness.until(sid, lambda events: any(e.type == "tool_call" for e in events))
+    first = await core.runtime.steer(
+        TurnSteerParams(session_id=sid, text="also check the tests", client_message_id="s1")
+    )
+    await core.runtime.steer(TurnSteerParams(session_id=sid, text="and the docs", client_message_id="s2"))
+    repeat = await core.runtime.steer(
+        TurnSteerParams(session_id=sid, text="also check the tests", client_message_id="s1")
+    )
+    assert first.operation_id == op and repeat.duplicate
+    await harness.status(sid, op, S.DONE)
+    second = mock_llm.requests[1]
+    assert [m["content"] for m in second.messages if m["role"] == "user"] == [
+        "work",
+        "also check the tests",
+        "and the docs",
+    ]
+    steers = [p for p in harness.payloads(sid, "user_message") if p.steer]  # type: ignore[union-attr]
+    assert [s.text for s in steers] == ["also check the tests", "and the docs"]  # type: ignore[union-attr]
+
+
+async def test_steering_after_the_final_answer_keeps_the_turn_going(
+    harness: CoreHarness, mock_llm: MockLLMServer
+) -> None:
+    async def script(request: MockRequest) -> MockResponse:
+        if len(mock_llm.requests) == 1:
+            await asyncio.sleep(0.5)
+            return MockResponse(text="first answer")
+        return MockResponse(text=f"you said: {request.last_user_text}")
+
+    mock_llm.set_script(script)
+    core = await harness.core()
+    sid = await harness.session(core)
+    op = await harness.start(core, sid, "hello")
+    await asyncio.sleep(0.2)
+    await core.runtime.steer(TurnSteerParams(session_id=sid, text="one more thing", client_message_id="s1"))
+    await harness.status(sid, op, S.DONE)
+    assert [p.text for p in harness.payloads(sid, "assistant_message")] == ["first answer", "you said: one more thing"]  # type: ignore[union-attr]
+
+
+async def test_steer_with_nothing_running_is_an_error(harness: CoreHarness) -> None:
+    core = await harness.core()
+    sid = await harness.session(core)
+    with pytest.raises(ProtocolError) as info:
+        await core.runtime.steer(TurnSteerParams(session_id=sid, text="hi", client_message_id="x"))
+    assert info.value.code == ErrorCode.NOT_RUNNING
+
+
+async def test_cancel_kills_the_tools_child_processes(
+    harness: CoreHarness, mock_llm: MockLLMServer, marks_file: Path
+) -> None:
+    mock_llm.set_script([calls(("child_sleep", {"seconds": 60}), ("child_sleep", {"seconds": 60}))])
+    core = await harness.core()
+    sid = await harness.session(core)
+    op = await harness.start(core, sid, "wait")
+    for _ in range(200):
+        if len([m for m in marks(marks_file) if m.startswith("pid")]) == 2:
+            break
+        await asyncio.sleep(0.05)
+    pids = [int(m.split()[1]) for m in marks(marks_file) if m.startswith("pid")]
+    assert len(pids) == 2
+    assert await core.runtime.cancel(sid, op)
+    status = await harness.status(sid, op, S.CANCELLED)
+    assert status.code == ErrorCode.CANCELLED
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    info = await core.runtime.operation_info(op)
+    assert {c.status for c in info.tool_calls} == {ToolCallStatus.CANCELLED}
+
+
+async def test_a_new_message_supersedes_a_turn_waiting_for_approval(
+    harness: CoreHarness, mock_llm: MockLLMServer, marks_file: Path
+) -> None:
+    mock_llm.set_script([calls(("mark", {"label": "x"})), MockResponse(text="fresh start")])
+    core = await harness.core()
+    sid = await harness.session(core)
+    first = await harness.start(core, sid, "do it")
+    await harness.status(sid, first, S.WAITING_FOR_HUMAN)
+    (request,) = harness.payloads(sid, "approval_requested")
+    second = await harness.start(core, sid, "never mind, something else")
+    await harness.status(sid, first, S.CANCELLED)
+    await harness.status(sid, second, S.DONE)
+    assert marks(marks_file) == []
+    with pytest.raises(ProtocolError) as info:
+        await core.runtime.respond_approval(ApprovalRespondParams(request_id=request.request_id, approved=True))  # type: ignore[union-attr]
+    assert info.value.code == ErrorCode.ALREADY_RESOLVED
+    tool_messages = [m for m in mock_llm.requests[1].messages if m["role"] == "tool"]
+    assert len(tool_messages) == 1 and "cancelled" in tool_messages[0]["content"]
+
+
+async def test_todos(harness: CoreHarness, mock_llm: MockLLMServer) -> None:
+    good = [
+        {"content": "Read the code", "status": "completed", "activeForm": "Reading the code"},
+        {"content": "Fix the bug", "status": "in_progress", "activeForm": "Fixing the bug"},
+        {"content": "Run the tests", "status": "pending", "activeForm": "Running the tests"},
+    ]
+    two_active = [dict(t, status="in_progress") for t in good[:2]]
+    mock_llm.set_script(
+        [calls(("todoWrite", {"todos": good})), calls(("todoWrite", {"todos": two_active})), MockResponse(text="ok")]
+    )
+    core = await harness.core()
+    sid = await harness.session(core)
+    op = await harness.start(core, sid, "plan it")
+    await harness.status(sid, op, S.DONE)
+    (todos,) = harness.payloads(sid, "todos")
+    assert [(t.content, t.status) for t in todos.todos] == [(t["content"], t["status"]) for t in good]  # type: ignore[union-attr]
+    stored = await core.runtime.todos(sid)
+    assert [t.active_form for t in stored] == ["Reading the code", "Fixing the bug", "Running the tests"]
+    rejected = [p for p in harness.payloads(sid, "tool_result") if p.is_error]  # type: ignore[union-attr]
+    assert len(rejected) == 1 and "at most one todo may be in_progress" in rejected[0].content  # type: ignore[union-attr]
+
+
+async def test_approval_survives_a_restart_of_the_core(
+    harness: CoreHarness, mock_llm: MockLLMServer, marks_file: Path
+) -> None:
+    mock_llm.set_script([calls(("mark", {"label": "later"})), MockResponse(text="done after restart")])
+    core = await harness.core()
+    sid = await harness.session(core)
+    op = await harness.start(core, sid, "go")
+    await harness.status(sid, op, S.WAITING_FOR_HUMAN)
+    await harness.close()
+    core = await harness.core()
+    await harness.session(core)  # (a new session only to have a recorder; the old one is read from the store)
+    pending = await core.runtime.pending(sid)
+    (approval,) = pending.approvals
+    assert core.runtime.active_operation(sid) == op
+    harness.events[sid] = []
+    core.bus.subscribe(sid, harness.events[sid].append)
+    await core.runtime.respond_approval(ApprovalRespondParams(request_id=approval.request_id, approved=True))
+    for _ in range(200):
+        info = await core.runtime.operation_info(op)
+        if info.status == S.DONE:
+            break
+        await asyncio.sleep(0.05)
+    assert info.status == S.DONE and info.summary == "done after restart"
+    assert marks(marks_file) == ["mark later"]

@@ -1,0 +1,107 @@
+"""Approvals end to end over the WebSocket with the real bash tool, policy settings and session switches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cowork.clients.connection import RpcError
+from cowork.testing.client import EventClient
+from cowork.testing.mockllm import MockLLMServer, MockResponse, MockToolCall
+from cowork.testing.server import ServerProcess, provider_env
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+
+def batch(*commands: str) -> MockResponse:
+    return MockResponse(tool_calls=[MockToolCall(name="bash", arguments={"command": c}) for c in commands])
+
+
+def payloads(client: EventClient, kind: str) -> list[object]:
+    return [e.payload for e in client.events if e.type == kind]
+
+
+@pytest.mark.parametrize("approve", [True, False])
+async def test_safe_runs_at_once_risky_waits(
+    approve: bool, tmp_path: Path, workspace: Path, mock_llm: MockLLMServer
+) -> None:
+    mock_llm.set_script([batch("ls docs", "touch created.txt && echo made"), MockResponse(text="done")])
+    with ServerProcess(tmp_path / "home", workspace, env=provider_env("openai", mock_llm.openai_base_url)) as server:
+        client = await EventClient.connect(server.address)
+        sid = (await client.call("session/create", {}))["id"]
+        op = (await client.call("turn/start", {"sessionId": sid, "text": "go", "clientMessageId": "1"}))["operationId"]
+        await client.wait_for(lambda evs: any(e.type == "approval_requested" for e in evs))
+        await client.wait_for(lambda evs: any(e.type == "tool_result" for e in evs))
+        (result,) = payloads(client, "tool_result")
+        assert result.content == "notes.md" and not (workspace / "created.txt").exists()  # type: ignore[attr-defined]
+        (request,) = payloads(client, "approval_requested")
+        assert request.name == "bash" and request.arguments == {"command": "touch created.txt && echo made"}  # type: ignore[attr-defined]
+        calls = {p.name + str(p.arguments): p for p in payloads(client, "tool_call")}  # type: ignore[attr-defined]
+        assert [c.needs_approval for c in calls.values()] == [False, True]  # type: ignore[attr-defined]
+        await client.call(
+            "approval/respond", {"requestId": request.request_id, "approved": approve, "message": "not now"}
+        )  # type: ignore[attr-defined]
+        assert await client.wait_turn_end(op) == "done"
+        results = {r["tool_call_id"]: r["content"] for r in mock_llm.requests[1].last_tool_results}
+        if approve:
+            assert (workspace / "created.txt").exists() and "made" in results.values()
+        else:
+            assert not (workspace / "created.txt").exists()
+            assert any("rejected" in v and "not now" in v for v in results.values())
+        await client.close()
+
+
+async def test_dangerous_commands_ask_even_when_always_allowed(
+    tmp_path: Path, workspace: Path, mock_llm: MockLLMServer
+) -> None:
+    mock_llm.set_script([batch("rm -rf docs"), MockResponse(text="ok")])
+    env = provider_env("openai", mock_llm.openai_base_url) | {"COWORK_TOOLS__APPROVAL_MODE": "auto-run"}
+    with ServerProcess(tmp_path / "home", workspace, env=env) as server:
+        client = await EventClient.connect(server.address)
+        tools = await client.call("tool/list", {})
+        assert len(tools["tools"]) == 14
+        assert await client.call("tool/setPolicy", {"name": "bash", "policy": "never"}) == {
+            "name": "bash",
+            "summary": "Run a shell command (bash) in the workspace and return its output.",
+            "sideEffects": True,
+            "policy": "never",
+        }
+        with pytest.raises(RpcError) as info:
+            await client.call("tool/setPolicy", {"name": "nope", "policy": "never"})
+        assert info.value.code == "tool_not_found"
+        sid = (await client.call("session/create", {}))["id"]
+        op = (await client.call("turn/start", {"sessionId": sid, "text": "clean", "clientMessageId": "1"}))[
+            "operationId"
+        ]
+        await client.wait_for(lambda evs: any(e.type == "approval_requested" for e in evs))
+        (request,) = payloads(client, "approval_requested")
+        assert request.reason.startswith("Dangerous command")  # type: ignore[attr-defined]
+        assert (workspace / "docs").exists()
+        await client.call("turn/cancel", {"sessionId": sid})
+        assert await client.wait_turn_end(op) == "cancelled"
+        await client.close()
+    # The override survives a restart.
+    with ServerProcess(tmp_path / "home", workspace, env=env) as server:
+        client = await EventClient.connect(server.address)
+        assert {t["name"]: t["policy"] for t in (await client.call("tool/list", {}))["tools"]}["bash"] == "never"
+        await client.close()
+
+
+async def test_session_switches(tmp_path: Path, workspace: Path, mock_llm: MockLLMServer) -> None:
+    with ServerProcess(tmp_path / "home", workspace, env=provider_env("openai", mock_llm.openai_base_url)) as server:
+        client = await EventClient.connect(server.address)
+        init = await client.call("initialize", {})
+        assert init["capabilities"]["sandbox"] is True and "sandboxNote" not in init["capabilities"]
+        session = await client.call("session/create", {})
+        assert (session["network"], session["yolo"]) == (False, False)
+        updated = await client.call("session/update", {"sessionId": session["id"], "network": True, "title": "net"})
+        assert (updated["network"], updated["title"]) == (True, "net")
+        yolo = await client.call("session/update", {"sessionId": session["id"], "yolo": True})
+        assert yolo["yolo"] and yolo["network"]
+        replay = await client.call("events/replay", {"sessionId": session["id"]})
+        assert [e["payload"] for e in replay["events"]] == [{"title": "net", "network": True}, {"yolo": True}]
+        with pytest.raises(RpcError) as info:
+            await client.call("session/update", {"sessionId": session["id"], "network": "maybe"})
+        assert info.value.code == "invalid_params"
+        await client.close()

@@ -1,0 +1,58 @@
+"""The benchmarks keep running: each is executed once with tiny sizes (the figures themselves are not asserted)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).parents[1] / "bench"
+pytestmark = pytest.mark.slow
+
+
+def test_turn_overhead_runs_and_reports_a_ratio() -> None:
+    result = subprocess.run(
+        [sys.executable, str(BENCH / "turn_overhead.py"), "--rounds", "1", "--turns", "2"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "ratio server/bare:" in result.stdout
+
+
+def test_operation_steps_runs_and_reports_a_ratio() -> None:
+    result = subprocess.run(
+        [sys.executable, str(BENCH / "operation_steps.py"), "--operations", "2", "--rounds", "1"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "ratio persisted/in-memory:" in result.stdout
+
+
+def test_tools_bench_runs_and_reports_ratios() -> None:
+    result = subprocess.run(
+        [sys.executable, str(BENCH / "tools.py"), "--runs", "2"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "commands/s" in result.stdout
+    assert "bash unsandboxed:" in result.stdout and "(ratio " in result.stdout
+
+
+def test_streaming_bench_runs_and_reports_a_ratio() -> None:
+    result = subprocess.run(
+        [sys.executable, str(BENCH / "streaming.py"), "--chunks", "200", "--rounds", "1"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "ratio served/adapter:" in result.stdout
+    assert "decisions/s" in result.stdout and "ms per decision" in result.stdout

@@ -1,0 +1,170 @@
+"""The bash tool: output, limits, timeouts, cancellation, sandboxing, secrets kept out."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from pathlib import Path
+
+import psutil
+import pytest
+
+from cowork.config import BashConfig, ToolsConfig
+from cowork.policy import PathPolicy
+from cowork.sandbox import find_bwrap
+from cowork.tools import ToolContext, ToolError
+from cowork.tools._bash import BashTool
+
+pytestmark = pytest.mark.anyio
+BWRAP = find_bwrap()
+needs_bwrap = pytest.mark.skipif(BWRAP is None, reason="bubblewrap is not installed (apt install bubblewrap)")
+
+
+def context(
+    workspace: Path,
+    tmp_path: Path,
+    *,
+    sandbox: bool = False,
+    network: bool = False,
+    limit: int = 30_000,
+    lines: list[str] | None = None,
+) -> ToolContext:
+    async def log(text: str) -> None:
+        if lines is not None:
+            lines.append(text)
+
+    return ToolContext(
+        workspace=workspace,
+        paths=PathPolicy.build(workspace),
+        settings=ToolsConfig(bash=BashConfig(output_limit_chars=limit, default_timeout_seconds=120)),
+        network=network,
+        output_dir=tmp_path / "tool-output",
+        bwrap=BWRAP if sandbox else None,
+        tool_call_id="call_1",
+        log=log,
+    )
+
+
+async def run(ctx: ToolContext, command: str, **extra: object) -> str:
+    tool = BashTool()
+    return await tool.run(tool.parse({"command": command, **extra}), ctx)
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    path.mkdir()
+    return path
+
+
+async def test_output_exit_code_and_streamed_lines(ws: Path, tmp_path: Path) -> None:
+    lines: list[str] = []
+    out = await run(context(ws, tmp_path, lines=lines), "echo one; echo two >&2; pwd")
+    assert out == f"one\ntwo\n{ws}"
+    assert lines == ["one", "two", str(ws)]
+    failed = await run(context(ws, tmp_path), "echo oops; exit 3")
+    assert failed == "oops\n[exit code 3]"
+
+
+async def test_long_output_is_cut_and_saved(ws: Path, tmp_path: Path) -> None:
+    out = await run(context(ws, tmp_path, limit=1000), "seq 1 20000")
+    assert len(out) < 1500 and "characters cut" in out
+    saved = tmp_path / "tool-output" / "bash-call_1.log"
+    assert saved.read_text(encoding="utf-8").splitlines()[-1] == "20000"
+    assert str(saved) in out
+
+
+async def test_timeout_kills_the_tree(ws: Path, tmp_path: Path) -> None:
+    with pytest.raises(ToolError, match="stopped after 1 s"):
+        await run(context(ws, tmp_path), "echo started; sleep 300 & sleep 301", timeout=1)
+    await asyncio.sleep(0.2)
+    assert not [
+        p
+        for p in psutil.process_iter(["cmdline"])
+        if (p.info["cmdline"] or [])[:2] in (["sleep", "300"], ["sleep", "301"])
+    ]
+
+
+@pytest.mark.parametrize("sandbox", [False, pytest.param(True, marks=needs_bwrap)])
+async def test_cancel_kills_every_process(ws: Path, tmp_path: Path, sandbox: bool) -> None:
+    marker = f"{os.getpid()}{int(sandbox)}"
+    task = asyncio.ensure_future(
+        run(context(ws, tmp_path, sandbox=sandbox), f"sleep 3{marker}1 & (sleep 3{marker}2 &); sleep 3{marker}3")
+    )
+
+    def survivors() -> list[psutil.Process]:
+        return [
+            p
+            for p in psutil.process_iter(["cmdline"])
+            if (p.info["cmdline"] or [""])[0] == "sleep" and (p.info["cmdline"] or ["", ""])[1].startswith(f"3{marker}")
+        ]
+
+    for _ in range(200):
+        if len(survivors()) == 3:
+            break
+        await asyncio.sleep(0.02)
+    assert len(survivors()) == 3
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for _ in range(200):
+        if not survivors():
+            break
+        await asyncio.sleep(0.02)
+    assert survivors() == []
+
+
+@needs_bwrap
+async def test_sandboxed_writes_and_network(ws: Path, tmp_path: Path) -> None:
+    outside = Path.home() / f".cowork-bash-probe-{os.getpid()}"
+    out = await run(context(ws, tmp_path, sandbox=True), f"echo hi > made.txt; echo no > {outside}; echo end")
+    assert (ws / "made.txt").read_text(encoding="utf-8") == "hi\n" and not outside.exists()
+    assert "Read-only file system" in out
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    probe = f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 2); print('connected')\""
+    try:
+        off = await run(context(ws, tmp_path, sandbox=True, network=False), probe)
+        assert "connected" not in off and "[exit code" in off
+        on = await run(context(ws, tmp_path, sandbox=True, network=True), probe)
+        assert on.strip() == "connected"
+        asked = await run(context(ws, tmp_path, sandbox=True, network=False), probe, needsNetwork=True)
+        assert asked.strip() == "connected"  # an approved needsNetwork call gets the network for itself
+    finally:
+        server.close()
+
+
+@needs_bwrap
+async def test_network_failure_hint(ws: Path, tmp_path: Path) -> None:
+    out = await run(
+        context(ws, tmp_path, sandbox=True),
+        "curl -sS http://example.invalid.cowork.test/ || getent hosts pypi.org || echo 'Could not resolve host: pypi.org' >&2; exit 6",
+    )
+    assert "needsNetwork" in out
+
+
+async def test_secrets_are_not_passed_to_commands(ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    monkeypatch.setenv("COWORK_TOKEN", "tok")
+    monkeypatch.setenv("HARMLESS", "ok")
+    out = await run(context(ws, tmp_path), "echo ${OPENAI_API_KEY:-none} ${COWORK_TOKEN:-none} $HARMLESS")
+    assert out == "none none ok"
+
+
+def test_side_effects_follow_the_classifier() -> None:
+    tool = BashTool()
+    assert not tool.side_effects_of({"command": "ls -la"})
+    assert tool.side_effects_of({"command": "rm -rf build"})
+    assert tool.needs_approval({"command": "ls", "needsNetwork": True})
+    assert not tool.needs_approval({"command": "git status"})
+
+
+@pytest.mark.parametrize(
+    "arguments", [{}, {"command": ""}, {"command": "ls", "timeout": -1}, {"command": "ls", "bogus": 1}]
+)
+def test_bad_input(arguments: dict[str, object]) -> None:
+    with pytest.raises(ToolError):
+        BashTool().parse(arguments)

@@ -1,0 +1,133 @@
+"""A turn in the browser: streamed markdown, tool cards, approvals, questions, todos, sessions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.async_api import BrowserContext, expect
+
+from cowork.testing.client import EventClient
+from cowork.testing.mockllm import MockLLMServer, MockResponse, MockToolCall
+from cowork.testing.server import ServerProcess
+
+from .conftest import open_ui
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+ANSWER = "Here is **the plan**:\n\n- read\n- write\n\n```python\ndef main():\n    return 42  # answer\n```\n\n<b>not bold</b>"
+
+
+def call(name: str, **arguments: object) -> MockResponse:
+    return MockResponse(tool_calls=[MockToolCall(name=name, arguments=arguments)])
+
+
+async def test_turn_with_approval_question_todos_and_sessions(
+    context: BrowserContext, server: ServerProcess, mock_llm: MockLLMServer, artifacts: Path
+) -> None:
+    mock_llm.set_script(
+        [
+            call(
+                "todoWrite",
+                todos=[
+                    {"content": "Mark it", "status": "in_progress", "activeForm": "Marking it"},
+                    {"content": "Ask", "status": "pending", "activeForm": "Asking"},
+                ],
+            ),
+            call("mark", label="web"),
+            call("ask", question="Which colour?", options=["red", "blue"]),
+            MockResponse(text=ANSWER, chunk_size=4, chunk_delay_s=0.005),
+        ]
+    )
+    page = await open_ui(context, server)
+    await page.get_by_test_id("composer").fill("Make a plan")
+    await page.get_by_test_id("send").click()
+    await expect(page.get_by_test_id("user-message")).to_have_text("Make a plan")
+
+    approval = page.get_by_test_id("approval")
+    await expect(approval).to_contain_text("mark")
+    await expect(approval).to_contain_text('"label": "web"')
+    await expect(page.get_by_test_id("todo")).to_have_text(["▶ Marking it", "○ Ask"])
+    await page.screenshot(path=str(artifacts / "approval.png"))
+    await approval.get_by_test_id("approve").click()
+    await expect(approval).to_have_count(0)
+
+    question = page.get_by_test_id("question")
+    await expect(question).to_contain_text("Which colour?")
+    await page.screenshot(path=str(artifacts / "question.png"))
+    await question.get_by_test_id("option").filter(has_text="blue").click()
+    await expect(question).to_have_count(0)
+
+    answer = page.get_by_test_id("assistant-message").last
+    await expect(answer.locator("strong")).to_have_text("the plan")
+    await expect(answer.locator("li")).to_have_text(["read", "write"])
+    await expect(answer.locator("pre.code .hl-keyword").first).to_have_text("def")
+    await expect(answer.locator("pre.code .hl-comment")).to_have_text("# answer")
+    await expect(answer).to_contain_text("<b>not bold</b>")  # escaped, never markup
+    await expect(answer).not_to_have_class("streaming")
+    assert mock_llm.requests[-1].last_tool_results[0]["content"] == "blue"
+
+    # Tool calls expand to their arguments and result.
+    mark = page.locator("[data-testid=tool-call][data-tool=mark]")
+    await expect(mark.get_by_test_id("tool-status")).to_have_text("done")
+    await mark.locator("summary").click()
+    await expect(mark.locator(".tool-result")).to_have_text("marked web")
+    await page.screenshot(path=str(artifacts / "chat.png"), full_page=True)
+
+    # A second session, then back: the first one's transcript is rebuilt from its log.
+    first = page.url.split("#session=")[1]
+    await page.get_by_test_id("new-session").click()
+    await expect(page.get_by_test_id("user-message")).to_have_count(0)
+    await expect(page.get_by_test_id("session-item")).to_have_count(2)
+    await page.get_by_test_id("session-item").filter(has_text="Make a plan").click()
+    assert page.url.endswith(first)
+    await expect(page.get_by_test_id("user-message")).to_have_text("Make a plan")
+    await expect(page.get_by_test_id("assistant-message").last.locator("strong")).to_have_text("the plan")
+    await page.get_by_test_id("session-search").fill("nothing like this")
+    await expect(page.get_by_test_id("session-item")).to_have_count(0)
+    await page.get_by_test_id("session-search").fill("plan")
+    await expect(page.get_by_test_id("session-item")).to_have_count(1)
+    await page.screenshot(path=str(artifacts / "sessions.png"))
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+async def test_two_clients_see_one_stream(
+    context: BrowserContext, server: ServerProcess, mock_llm: MockLLMServer
+) -> None:
+    mock_llm.set_script([call("mark", label="shared"), MockResponse(text="both saw it")])
+    client = await EventClient.connect(server.address)
+    try:
+        sid = (await client.call("session/create", {"title": "shared"}))["id"]
+        await client.call("session/subscribe", {"sessionId": sid, "afterSeq": 0})
+        page = await open_ui(context, server)
+        await expect(page.get_by_test_id("session-title")).to_have_text("shared")
+        # The other client starts the turn; the page sees it, and the approval, live.
+        op = (await client.call("turn/start", {"sessionId": sid, "text": "from the CLI", "clientMessageId": "1"}))[
+            "operationId"
+        ]
+        await expect(page.get_by_test_id("user-message")).to_have_text("from the CLI")
+        await expect(page.get_by_test_id("approval")).to_have_count(1)
+        await client.wait_for(lambda evs: any(e.type == "approval_requested" for e in evs))
+        (request,) = [e.payload for e in client.events if e.type == "approval_requested"]
+        # Approved elsewhere: it disappears from the page.
+        await client.call("approval/respond", {"requestId": request.request_id, "approved": True})  # type: ignore[union-attr]
+        await expect(page.get_by_test_id("approval")).to_have_count(0)
+        await expect(page.get_by_test_id("assistant-message").last).to_have_text("both saw it")
+        assert await client.wait_turn_end(op) == "done"
+
+        # And the other way round: a turn from the page, an approval on the page, the other client sees both.
+        mock_llm.set_script([call("mark", label="again"), MockResponse(text="page turn done")])
+        client.events.clear()
+        await page.get_by_test_id("composer").fill("from the page")
+        await page.get_by_test_id("composer").press("Enter")
+        await client.wait_for(lambda evs: any(e.type == "approval_requested" for e in evs))
+        await page.get_by_test_id("approval").get_by_test_id("reject").click()
+        await client.wait_for(lambda evs: any(e.type == "approval_resolved" for e in evs))
+        (resolved,) = [e.payload for e in client.events if e.type == "approval_resolved"]
+        assert resolved.approved is False  # type: ignore[union-attr]
+        await expect(page.get_by_test_id("assistant-message").last).to_have_text("page turn done")
+        texts = [e.payload.text for e in client.events if e.type == "user_message"]  # type: ignore[union-attr]
+        assert texts == ["from the page"]
+        assert page.errors == []  # type: ignore[attr-defined]
+    finally:
+        await client.close()
