@@ -11,7 +11,22 @@ import pytest
 SRC = Path(__file__).parents[1] / "src" / "cowork"
 STDLIB = set(sys.stdlib_module_names)
 
-CORE_PACKAGES = ["config", "store", "sessions", "runtime", "models", "tools", "prompts"]
+CORE_PACKAGES = [
+    "config",
+    "store",
+    "sessions",
+    "runtime",
+    "models",
+    "tools",
+    "prompts",
+    "policy",
+    "sandbox",
+    "credentials",
+    "providers",
+    "usage",
+    "routing",
+    "mcp",
+]
 TRANSPORT = {"starlette", "uvicorn", "websockets", "wsproto", "cowork.server", "cowork.clients"}
 CLIENT_ALLOWED = {"cowork.protocol", "cowork.clients", "rich", "prompt_toolkit", "websockets", "textual", "pydantic"}
 

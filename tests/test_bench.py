@@ -56,3 +56,15 @@ def test_streaming_bench_runs_and_reports_a_ratio() -> None:
     assert result.returncode == 0, result.stderr
     assert "ratio served/adapter:" in result.stdout
     assert "decisions/s" in result.stdout and "ms per decision" in result.stdout
+
+
+def test_mcp_bench_runs_and_reports_a_ratio() -> None:
+    result = subprocess.run(
+        [sys.executable, str(BENCH / "mcp.py"), "--calls", "3", "--rounds", "1", "--turns", "1"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "ratio cowork/direct:" in result.stdout
+    assert "ratio mcp-turn/builtin-turn:" in result.stdout

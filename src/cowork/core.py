@@ -15,6 +15,8 @@ import anyio.to_thread
 from cowork.config import LoadedConfig
 from cowork.credentials import CredentialStore
 from cowork.mcp import McpHypervisor, Notices
+from cowork.mcp._oauth import OAuthManager
+from cowork.mcp.install import InstallService
 from cowork.models import ModelCache, ModelSelector
 from cowork.providers import ProviderService
 from cowork.runtime import RunnerDeps, Runtime
@@ -89,7 +91,19 @@ class Core:
             settings=self.config.mcp,
             registry=self.tools,
             notices=self.notices,
+            secret=self.credentials.get,
         )
+        self.mcp_oauth = OAuthManager(self.credentials, on_authorized=self.mcp.reconnect)
+        self.mcp.auth_provider = self.mcp_oauth.auth_provider
+        self.mcp_installs = InstallService(
+            self.db,
+            self.credentials,
+            save=self.mcp.add_config,
+            remove=self.mcp.remove,
+            exists=self.mcp.exists,
+            auth=self.mcp_oauth.auth_provider,
+        )
+        self.mcp_installs.subscribe(lambda info: self.notices.publish("mcp/install", info))
         self.sessions = SessionService(
             self.db, self.journal, default_workspace=self.workspace, default_network=sandbox.network
         )
@@ -119,9 +133,12 @@ class Core:
         await self.providers.load()
         await self.runtime.recover()
         await self.mcp.start()
+        await self.mcp_installs.load()
 
     async def stop(self) -> None:
         await self.runtime.shutdown()
+        await self.mcp_installs.aclose()
+        await self.mcp_oauth.aclose()
         await self.mcp.stop()
         await self.journal.stop()
         await self.models.aclose()

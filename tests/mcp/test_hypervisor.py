@@ -183,3 +183,18 @@ async def test_disable_enable_restart_remove(harness: CoreHarness) -> None:
     await core.mcp.remove("d")
     assert core.mcp.list() == []
     assert not any(n.startswith("mcp__d__") for n in core.tools.names())
+
+
+async def test_saved_secrets_reach_the_server_but_never_the_database(harness: CoreHarness) -> None:
+    core = await harness.core(env=MCP_ENV)
+    core.credentials.set("mcp/vault/token", "s3cret-value")
+    env = {"VAULT_TOKEN": "${credential:mcp/vault/token}", "PLAIN": "as-is"}
+    await core.mcp.add(stdio_server("vault", env=env))
+    token = await core.mcp.call_tool("vault", "env", {"name": "VAULT_TOKEN"})
+    plain = await core.mcp.call_tool("vault", "env", {"name": "PLAIN"})
+    assert token.content[0].text == "s3cret-value"  # type: ignore[union-attr]
+    assert plain.content[0].text == "as-is"  # type: ignore[union-attr]
+    database = core.paths.database
+    for path in database.parent.glob(database.name + "*"):  # the file, its WAL and shared memory
+        assert b"s3cret-value" not in path.read_bytes(), path
+    assert core.mcp.info("vault").model_dump_json().count("s3cret") == 0

@@ -35,6 +35,9 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from cowork.credentials import CredentialStore
 from cowork.mcp._oauth import AuthorizationRequired, OAuthManager, client_name, tokens_name
+from cowork.protocol import McpAddParams
+from cowork.testing.core import CoreHarness
+from tests.mcp.conftest import wait_status
 
 pytestmark = pytest.mark.anyio
 
@@ -273,3 +276,23 @@ def _contains(exc: BaseException, kind: type[BaseException]) -> bool:
     if isinstance(exc, BaseExceptionGroup):
         return any(_contains(e, kind) for e in exc.exceptions)
     return any(_contains(e, kind) for e in (exc.__cause__, exc.__context__) if e is not None)
+
+
+async def test_the_hypervisor_shows_auth_required_until_sign_in_then_runs(
+    protected: ProtectedServer, harness: CoreHarness
+) -> None:
+    core = await harness.core(env={"COWORK_MCP__CONNECT_TIMEOUT_SECONDS": "15"})
+    params = {"name": "secure", "transport": "http", "url": protected.url, "policy": "auto-run"}
+    await core.mcp.add(McpAddParams.model_validate(params))
+    info = await wait_status(core, "secure", "auth_required", "error")
+    assert info.status == "auth_required", info
+    assert info.reason is not None and "mcp/auth/start" in info.reason
+
+    url = await core.mcp_oauth.start("secure", protected.url)
+    page = await play_browser(url)
+    assert page.status_code == 200
+    await core.mcp_oauth.wait("secure")
+    await wait_status(core, "secure", "running")
+    result = await core.mcp.call_tool("secure", "whisper", {"text": "QUIET"})
+    assert result.content[0].text == "quiet"  # type: ignore[union-attr]
+    assert tokens_name("secure") in core.credentials.names()

@@ -15,6 +15,7 @@ from cowork.testing.mockllm import MockLLMServer
 from cowork.testing.server import ServerProcess, provider_env
 
 CHROMIUM = Path("/usr/bin/chromium")
+HAVE_CHROMIUM = CHROMIUM.exists()
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "web"
 
 # Auto-waiting assertions; generous because two cores are shared with other test processes.
@@ -43,7 +44,7 @@ def server(tmp_path: Path, workspace: Path, mock_llm: MockLLMServer) -> Iterator
 
 @pytest.fixture
 async def browser() -> AsyncIterator[Browser]:
-    if not CHROMIUM.exists():
+    if not HAVE_CHROMIUM:
         pytest.skip(f"{CHROMIUM} is not installed (scripts/_system_packages.sh installs it with apt where it can)")
     async with async_playwright() as playwright:
         # Root in a container has no user namespaces for chromium's own sandbox; the page is our own UI.

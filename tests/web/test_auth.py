@@ -43,6 +43,7 @@ async def test_token_becomes_cookie_and_is_required(
 
     # The same link format the docs give; the cookie alone opens /ws but only from the server's own origin.
     assert web_url(server.url, server.token) == f"{server.url}/?token={server.token}"
+    assert f"Web UI: {server.url}/?token={server.token}\n" in server.output  # what `cowork serve` prints
     async with httpx.AsyncClient() as http:
         refused = await http.get(server.url + "/auth/check")
         assert refused.status_code == 401

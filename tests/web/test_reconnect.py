@@ -21,7 +21,9 @@ async def test_kill_and_restart_during_a_turn(
 ) -> None:
     mock_llm.set_script(
         [
-            MockResponse(text="Sleeping now.", tool_calls=[MockToolCall(name="sleep", arguments={"label": "z", "seconds": 60})]),
+            MockResponse(
+                text="Sleeping now.", tool_calls=[MockToolCall(name="sleep", arguments={"label": "z", "seconds": 60})]
+            ),
             MockResponse(text="resumed and finished"),
         ]
     )

@@ -35,6 +35,7 @@ from cowork.tools import ToolRegistry
 from . import _config
 from ._config import ConfigFileError, ServerConfig, load_file, merge_layers
 from ._notices import Notices
+from ._secrets import SecretLookup
 from ._server import AuthProvider, McpServer, McpUnavailable
 from ._tool import McpTool
 
@@ -72,8 +73,10 @@ class McpHypervisor:
         registry: ToolRegistry,
         notices: Notices,
         auth_provider: AuthProvider | None = None,
+        secret: SecretLookup | None = None,
     ) -> None:
         self._db = db
+        self._secret = secret
         self._home = home
         self._workspace = workspace.resolve()
         self._settings = settings
@@ -162,6 +165,7 @@ class McpHypervisor:
             on_change=self._on_change,
             on_tools=self._on_tools,
             auth_provider=self.auth_provider,
+            secret=self._secret,
             cached_tools=cached,
         )
 
@@ -382,6 +386,18 @@ class McpHypervisor:
         self._spawn(server.start())
         await asyncio.sleep(0)
         return self.info_of(server)
+
+    async def reconnect(self, name: str) -> None:
+        """Start a server again after its sign-in stored tokens (the OAuth manager's `on_authorized`)."""
+        if name in self._servers:
+            await self.restart(name)
+
+    async def add_config(self, config: dict[str, Any]) -> None:
+        """Add a server an install produced (the install service's `save`)."""
+        await self.add(McpAddParams.model_validate(config))
+
+    async def exists(self, name: str) -> bool:
+        return name in self._servers
 
     async def trust(self, workspace: str | None) -> McpTrustResult:
         def resolve() -> Path | None:

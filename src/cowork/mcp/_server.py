@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,7 +30,9 @@ from cowork.protocol import McpStatus
 from mcp import ClientSession
 
 from ._config import ServerConfig
+from ._oauth import AuthorizationRequired
 from ._process import StdioChild, spawn_stdio
+from ._secrets import SecretLookup, expand_credentials
 
 __all__ = ["TRANSITIONS", "AuthProvider", "McpServer", "McpUnavailable"]
 
@@ -57,6 +59,8 @@ class McpUnavailable(Exception):
 
 def _auth_error(exc: BaseException) -> bool:
     for e in _walk(exc):
+        if isinstance(e, AuthorizationRequired):
+            return True
         if isinstance(e, httpx2.HTTPStatusError) and e.response.status_code == 401:
             return True
         if "401" in str(e) and "nauthorized" in str(e):
@@ -107,9 +111,11 @@ class McpServer:
         on_change: Callable[[McpServer], None],
         on_tools: Callable[[McpServer], Awaitable[None]],
         auth_provider: AuthProvider | None = None,
+        secret: SecretLookup | None = None,
         cached_tools: list[mcp_types.Tool] | None = None,
     ) -> None:
         self.config = config
+        self._secret = secret
         self.settings = settings
         self.status: McpStatus = "stopped"
         self.reason: str | None = None
@@ -325,6 +331,13 @@ class McpServer:
             reason += f" Last stderr: {self.stderr_tail.splitlines()[-1]}"
         return reason
 
+    async def _expand(self, values: Mapping[str, str]) -> dict[str, str]:
+        """Fill `${credential:<name>}` references (secrets an install saved) from the credential store."""
+        lookup = self._secret
+        if lookup is None or not any("${credential:" in v for v in values.values()):
+            return dict(values)
+        return await asyncio.to_thread(lambda: {k: expand_credentials(v, lookup) for k, v in values.items()})
+
     async def _open_transport(self, stack: AsyncExitStack, spawned: Callable[[StdioChild], None]) -> tuple[Any, Any]:
         config = self.config
         if config.transport == "stdio":
@@ -334,7 +347,7 @@ class McpServer:
                     name=config.name,
                     command=config.command,
                     args=list(config.args),
-                    env=dict(config.env),
+                    env=await self._expand(config.env),
                     cwd=config.cwd or config.workspace,
                     lock_dir=self._lock_dir,
                     grace=self.settings.stop_grace_seconds,
@@ -348,13 +361,15 @@ class McpServer:
             read, write = await stack.enter_async_context(
                 sse_client(
                     config.url,
-                    headers=dict(config.headers),
+                    headers=await self._expand(config.headers),
                     timeout=self.settings.connect_timeout_seconds,
                     auth=auth,
                 )
             )
             return read, write
-        client = await stack.enter_async_context(create_mcp_http_client(headers=dict(config.headers), auth=auth))
+        client = await stack.enter_async_context(
+            create_mcp_http_client(headers=await self._expand(config.headers), auth=auth)
+        )
         read, write = await stack.enter_async_context(streamable_http_client(config.url, http_client=client))
         return read, write
 

@@ -13,7 +13,12 @@ from urllib.parse import urlsplit
 __all__ = [
     "TOKEN_COOKIE",
     "cookie_name",
-    "is_loopback", "load_or_create_token", "origin_allowed", "token_from", "token_matches"]
+    "is_loopback",
+    "load_or_create_token",
+    "origin_allowed",
+    "token_from",
+    "token_matches",
+]
 
 TOKEN_COOKIE = "cowork_token"
 

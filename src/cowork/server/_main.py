@@ -21,6 +21,7 @@ from cowork.core import Core
 
 from ._app import ServerState, create_app
 from ._auth import is_loopback, load_or_create_token
+from ._web import web_url
 
 __all__ = ["ServeOptions", "read_server_file", "serve"]
 
@@ -119,6 +120,7 @@ async def _announce(state: ServerState, server: uvicorn.Server, loaded: LoadedCo
         if state.token is not None:
             print(f"Token: {state.token}  (saved in {loaded.paths.token_file})", flush=True)
             print(f"WebSocket: {url.replace('http', 'ws', 1)}/ws?token={state.token}", flush=True)
+        print(f"Web UI: {web_url(url, state.token)}", flush=True)
 
 
 def prepare(options: ServeOptions) -> tuple[LoadedConfig, str, int, str | None]:

@@ -6,6 +6,7 @@ Kinds:
 - `linger`: like normal, but keeps running after its stdin closes (an orphan when Cowork is killed);
 - `silent`: never answers (reads stdin and discards it), for connect timeouts;
 - `http <port>`: `normal` over streamable HTTP on 127.0.0.1:<port> at /mcp.
+- `sse <port>`: `normal` over the SSE transport on 127.0.0.1:<port> (events at /sse, messages at /messages/).
 
 `COWORK_TEST_MCP_MARKS` names a directory where the server writes files (`started-<pid>`, `cancelled-<text>`)
 so a test can observe what happened inside it.
@@ -47,6 +48,12 @@ def build_server() -> MCPServer:
     @server.tool(description="The server's process id.", annotations=ToolAnnotations(read_only_hint=True))
     def pid() -> str:
         return str(os.getpid())
+
+    @server.tool(
+        description="An environment variable of the server process.", annotations=ToolAnnotations(read_only_hint=True)
+    )
+    def env(name: str) -> str:
+        return os.environ.get(name, "")
 
     @server.tool(description="Wait a long time (until cancelled).")
     async def slow(text: str, seconds: float = 600) -> str:
@@ -91,6 +98,8 @@ def main(argv: list[str]) -> None:
         build_server().run()
     elif kind == "http":
         build_server().run("streamable-http", host="127.0.0.1", port=int(argv[1]), streamable_http_path="/mcp")
+    elif kind == "sse":
+        build_server().run("sse", host="127.0.0.1", port=int(argv[1]), sse_path="/sse", message_path="/messages/")
     else:
         build_server().run()
 

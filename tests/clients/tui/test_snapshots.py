@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from cowork.clients.tui import CoworkApp
 from cowork.clients.tui.widgets import McpPanel
@@ -83,6 +84,7 @@ async def fill(pilot: Pilot[Any]) -> None:
     app = pilot.app
     assert isinstance(app, CoworkApp)
     app.connection = "connected"
+    app.query_one("#prompt", Input).cursor_blink = False  # a blinking cursor would make the snapshot flaky
     await app.show_session(SESSIONS[0])
     await app.show_sessions(SESSIONS)
     for event in events("ses_b"):

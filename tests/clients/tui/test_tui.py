@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
 from textual.screen import Screen
-from textual.widgets import Input, Markdown, Static
+from textual.widgets import Input, Markdown, OptionList, Static
 
 from cowork.clients.tui import CoworkApp, TuiOptions
-from cowork.clients.tui.screens import ApprovalScreen, QuestionScreen
+from cowork.clients.tui.screens import ApprovalScreen, ModelPickerScreen, QuestionScreen
 from cowork.clients.tui.widgets import ChatView, SessionItem, SessionList, ToolCallLine, UsageBar
 from cowork.testing.client import EventClient
 from cowork.testing.core import TEST_TOOLS_PLUGIN, marks
@@ -136,7 +138,9 @@ async def test_a_question_is_answered_from_its_options(
     mock_llm.set_script(
         [
             MockResponse(
-                tool_calls=[MockToolCall(name="ask", arguments={"question": "Which colour?", "options": ["red", "blue"]})]
+                tool_calls=[
+                    MockToolCall(name="ask", arguments={"question": "Which colour?", "options": ["red", "blue"]})
+                ]
             ),
             MockResponse(text="Blue it is."),
         ]
@@ -206,7 +210,7 @@ async def test_pending_requests_from_before_it_connected_and_reconnect(
         # Another client runs a turn; the TUI may be reconnected or not yet: it shows it once either way.
         other = await EventClient.connect(server.address)
         try:
-            op = (await other.call("turn/start", {"sessionId": sid, "text": "again", "clientMessageId": "two"}))
+            op = await other.call("turn/start", {"sessionId": sid, "text": "again", "clientMessageId": "two"})
             await other.wait_turn_end(op["operationId"])
         finally:
             await other.close()
@@ -216,3 +220,27 @@ async def test_pending_requests_from_before_it_connected_and_reconnect(
         assert text.count("› mark early") == 1 and text.count("› again") == 1
         assert text.count("first turn over") == 1
     assert marks(tmp_path / "marks.txt") == ["mark early"]
+
+
+async def test_the_model_picker_switches_the_model(server: ServerProcess, workspace: Path) -> None:
+    app = app_for(server, workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, app.connected.is_set)
+        assert app.model_label == "openai:mock-model"
+        await pilot.press("ctrl+o")
+        picker = await dialog(pilot, ModelPickerScreen)
+        options = picker.query_one(OptionList)
+        ids = [options.get_option_at_index(i).id for i in range(options.option_count)]
+        assert ids[0] == "auto" and any(i and i.startswith("openai:") for i in ids[1:])
+        target = next(i for i in ids[1:] if i and i.startswith("openai:") and i != "openai:mock-model")
+        options.highlighted = ids.index(target)
+        await pilot.press("enter")
+        await until(pilot, lambda: app.model_label == target)
+        assert app.session is not None and f"{app.session.provider}:{app.session.model}" == target
+
+
+def test_the_tui_subcommand_is_registered() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "cowork", "tui", "--help"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 0 and "--resume" in result.stdout

@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Header, Input, Label, ListView
 
 import cowork
@@ -156,9 +158,7 @@ class CoworkApp(App[int]):
                 yield SessionList(id="sessions")
             with Vertical(id="main"):
                 yield ChatView(id="chat")
-                yield Input(
-                    placeholder="Message Cowork (Enter sends; during a turn it is added to it)", id="prompt"
-                )
+                yield Input(placeholder="Message Cowork (Enter sends; during a turn it is added to it)", id="prompt")
             with Vertical(id="panels"):
                 yield Label("Todos", classes="panel-title")
                 yield TodosPanel(id="todos")
@@ -222,14 +222,17 @@ class CoworkApp(App[int]):
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
                 continue
-            delay = 0.2
             client.on_notification = self._on_notification
             self.rpc = client
             try:
                 await self._on_connected(client)
+                delay = 0.2
                 await client.closed.wait()
-            except (ConnectionError, RpcError, OSError) as exc:
+            except (ConnectionError, OSError) as exc:
                 self.log.warning(f"connection lost: {exc}")
+            except RpcError as exc:  # the server refused to set up (say, the session is gone): say so, back off
+                self.notify(exc.message, title=exc.code, severity="error")
+                delay = min(delay * 2, 5.0)
             finally:
                 self.connected.clear()
                 self.rpc = None
@@ -248,9 +251,13 @@ class CoworkApp(App[int]):
         await self._load_mcp(client)
         if self.session is None:
             resume = self.options.resume if self.options is not None else None
+            session = None
             if resume:
-                session = (await client.request("session/get", SessionGetParams(session_id=resume))).session
-            else:
+                try:
+                    session = (await client.request("session/get", SessionGetParams(session_id=resume))).session
+                except RpcError as exc:
+                    self.notify(f"{exc.message} A new session was started instead.", title=exc.code, severity="error")
+            if session is None:
                 session = await client.request("session/create", self._create_params())
             await self.show_session(session)
         else:
@@ -269,13 +276,19 @@ class CoworkApp(App[int]):
         except RpcError as exc:
             if exc.code == "method_not_found":
                 panel.unavailable()
-                return
-            raise
+            else:
+                panel.update(Text(f"MCP: {exc.message}", style="red"))
+            return
         panel.load(list(result.get("servers") or []))
 
     def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         if method == "session/event":
-            self.post_message(EventArrived(SessionEvent.model_validate(params)))
+            try:
+                event = SessionEvent.model_validate(params)
+            except ValidationError as exc:  # an event type newer than this client: skip it, keep reading
+                self.log.warning(f"unreadable event: {exc}")
+                return
+            self.post_message(EventArrived(event))
         elif method == "mcp/status":
             self.post_message(McpStatusArrived(params))
 
@@ -287,6 +300,10 @@ class CoworkApp(App[int]):
             "session/subscribe", SubscribeParams(session_id=self.session.id, after_seq=self.state.last_seq)
         )
         self.state.subscribed(result.last_seq, result.pending)
+        if self._request_screen is not None:
+            open_id = self._request_screen.request.request_id
+            if open_id not in self.state.approvals and open_id not in self.state.questions:
+                self.dismiss_request()  # answered while this client was away
         self.show_next_request()
 
     async def show_session(self, session: SessionInfo) -> None:
@@ -339,7 +356,7 @@ class CoworkApp(App[int]):
                 self.dismiss_request()  # answered elsewhere (another client)
         elif event.type == "operation_status" and self.state.running is None and self.state.boundary is not None:
             if event.seq > self.state.boundary:
-                self.run_worker(self._refresh_sessions(), group="sessions", exclusive=True)
+                self.run_worker(self._guarded(self._refresh_sessions()), group="sessions", exclusive=True)
 
     async def _session_updated(self, payload: SessionUpdated) -> None:
         if self.session is None:
@@ -404,6 +421,8 @@ class CoworkApp(App[int]):
         except RpcError as exc:
             if exc.code != "already_resolved":  # another client answered first; nothing to say
                 self.notify(exc.message, title=exc.code, severity="error")
+        except ConnectionError as exc:  # still pending on the server: asked again after the reconnect
+            self.notify(str(exc), title="disconnected", severity="error")
 
     # -- actions ----------------------------------------------------------------------------------------------
 
@@ -484,8 +503,8 @@ class CoworkApp(App[int]):
         self.query_one("#panels").toggle_class("hidden")
 
     async def action_cancel_turn(self) -> None:
-        if self.session is None or self.state.running is None:
-            return
+        if self.session is None or self.state.running is None or isinstance(self.screen, ModalScreen):
+            return  # Escape in a dialog closes or ignores the dialog; it never cancels the turn
         params = TurnCancelParams(session_id=self.session.id, operation_id=self.state.running)
         await self._guarded(self._call("turn/cancel", params))
 

@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-import re
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -21,6 +20,7 @@ import anyio.to_thread
 import httpx2
 
 from cowork.credentials import CredentialStore
+from cowork.mcp._secrets import credential_reference, expand_credentials
 from cowork.protocol import DependencyInfo, ErrorCode, ErrorSource, InstallInfo, ProtocolError
 from cowork.store import Database, repos
 from cowork.store.repos.mcp_installs import McpInstallRow
@@ -52,8 +52,6 @@ ExistsFn = Callable[[str], Awaitable[bool]]
 InstallListener = Callable[[InstallInfo], None]
 AuthFactory = Callable[[str, str], httpx2.Auth]
 
-_REFERENCE = re.compile(r"\$\{credential:([^}\s]+)\}")
-
 _MESSAGES: dict[State, str] = {
     State.FETCHING_MANIFEST: "Reading the manifest.",
     State.CHECKING_DEPENDENCIES: "Checking the programs the server needs.",
@@ -64,16 +62,6 @@ _MESSAGES: dict[State, str] = {
     State.COMPLETED: "Installed.",
     State.CANCELLED: "Cancelled.",
 }
-
-
-def credential_reference(name: str) -> str:
-    """How a saved server config points at a secret: the hypervisor expands it when it starts the server."""
-    return "${credential:" + name + "}"
-
-
-def expand_credentials(text: str, lookup: Callable[[str], str | None]) -> str:
-    """Replace each `${credential:<name>}` with the secret (blocking lookup, e.g. `CredentialStore.get`)."""
-    return _REFERENCE.sub(lambda m: lookup(m.group(1)) or "", text)
 
 
 def _now() -> datetime:

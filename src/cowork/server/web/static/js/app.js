@@ -1,7 +1,7 @@
 // The Cowork web UI: connection lifecycle, layout, sessions, the composer, and the other views.
 
 import { SessionView } from "./chat.js";
-import { clear, h, money, shortTime, toast } from "./dom.js";
+import { append, clear, h, money, shortTime, toast } from "./dom.js";
 import { McpView, ModelsView, UsageView } from "./panels.js";
 import { Connection } from "./rpc.js";
 
@@ -94,6 +94,7 @@ class App {
     const panel = { models: this.models, mcp: this.mcp, usage: this.usage }[view];
     this.panelView.append(panel.el);
     if (this.rpc.state === "open") panel.load();
+    else this.panelStale = true; // loaded once connected
   }
 
   showLogin(reason) {
@@ -117,6 +118,7 @@ class App {
       return;
     }
     if (state === "reconnecting") {
+      if (this.view !== "chat") this.panelStale = true;
       this.statusEl.textContent = `reconnecting (${Math.round(delay / 100) / 10}s)…`;
       this.renderComposer();
       return;
@@ -134,7 +136,10 @@ class App {
       const target = this.sessions.find((s) => s.id === wanted) || this.sessions[0];
       if (target) await this.select(target.id);
     }
-    if (this.view !== "chat") this.show(this.view);
+    if (this.view !== "chat" && this.panelStale) {
+      this.panelStale = false;
+      this.show(this.view);
+    }
     this.renderComposer();
   }
 
@@ -217,14 +222,17 @@ class App {
       return;
     }
     const s = view.session;
-    const model = s.autoModel ? "auto (router)" : [s.provider, s.model].filter(Boolean).join(":") || "default model";
-    this.sessionHeader.append(
+    const config = (this.init && this.init.config) || {};
+    const chosen = [s.provider, s.model].filter(Boolean).join(":");
+    const fallback = [config.provider, config.model].filter(Boolean).join(":");
+    const model = s.autoModel ? "auto (router)" : chosen || (fallback ? `${fallback} (default)` : "no model configured");
+    append(this.sessionHeader, [
       h("span", { class: "session-name", "data-testid": "session-title" }, s.title || "Untitled"),
       h("button", { class: "link model-chip", "data-testid": "model-chip", title: "Change the model", onclick: () => this.show("models") }, model),
       s.yolo ? h("span", { class: "badge danger" }, "YOLO: approvals and sandbox off") : null,
       s.network ? h("span", { class: "badge" }, "network on") : null,
       h("span", { class: "session-usage muted", "data-testid": "session-usage" },
-        `${view.usage.inputTokens + view.usage.outputTokens} tokens · ${money(view.usage.costUsd)}`));
+        `${view.usage.inputTokens + view.usage.outputTokens} tokens · ${money(view.usage.costUsd)}`)]);
   }
 
   renderComposer() {

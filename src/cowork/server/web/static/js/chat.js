@@ -99,6 +99,12 @@ export class SessionView {
         this.renderPending();
         break;
       case "ask_resolved":
+        for (const [id, t] of this.tools) {
+          if (t.name === "ask" && t.operationId === p.operationId && !t.done) {
+            t.done = true;
+            this.setTool(id, "answered");
+          }
+        }
         if (this.questions.has(p.requestId)) {
           const q = this.questions.get(p.requestId);
           this.note(`${q.question} → ${p.answer}`, "answer");
@@ -216,7 +222,7 @@ export class SessionView {
       h("div", { class: "tool-section" }, h("div", { class: "label" }, "Arguments"), h("pre", { class: "tool-args" }, json(p.arguments))),
       log,
       h("div", { class: "tool-section" }, h("div", { class: "label" }, "Result"), result));
-    this.tools.set(p.toolCallId, { el, status, result, log, operationId: p.operationId, done: false });
+    this.tools.set(p.toolCallId, { el, status, result, log, name: p.name, operationId: p.operationId, done: false });
     this.add(el);
   }
 
@@ -387,7 +393,7 @@ export class SessionView {
     for (const t of this.todos) {
       const icon = t.status === "completed" ? "✔" : t.status === "in_progress" ? "▶" : "○";
       const text = t.status === "in_progress" && t.activeForm ? t.activeForm : t.content;
-      list.append(h("li", { class: `todo ${t.status}`, "data-testid": "todo" }, h("span", { class: "todo-icon" }, icon), " ", text));
+      list.append(h("li", { class: `todo todo-${t.status}`, "data-testid": "todo" }, h("span", { class: "todo-icon" }, icon), " ", text));
     }
     this.todosEl.append(list);
   }

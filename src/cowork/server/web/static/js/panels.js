@@ -93,6 +93,9 @@ export class McpView {
     this.servers = new Map();
     this.installs = new Map();
     this.available = null;
+    // Built once: status notifications re-render the list often, and must not wipe what the user is typing.
+    this.addFormEl = this.addForm();
+    this.manifestEl = h("textarea", { rows: 4, placeholder: '{"name": "...", ...} manifest JSON', "aria-label": "Install manifest", "data-testid": "mcp-install-manifest" });
   }
 
   async load() {
@@ -181,7 +184,7 @@ export class McpView {
     });
     this.el.append(rows.length ? table(["Server", "Status", "Command / URL", "Tools", ""], rows, { "data-testid": "mcp-servers" })
       : h("p", { class: "muted", "data-testid": "mcp-empty" }, "No MCP servers configured."));
-    this.el.append(this.addForm());
+    this.el.append(this.addFormEl);
     if (this.app.methods().has("mcp/install/start")) this.el.append(this.installSection());
   }
 
@@ -204,7 +207,7 @@ export class McpView {
   }
 
   installSection() {
-    const manifest = h("textarea", { rows: 4, placeholder: '{"name": "...", ...} manifest JSON', "aria-label": "Install manifest", "data-testid": "mcp-install-manifest" });
+    const manifest = this.manifestEl;
     const start = h("button", { class: "primary", "data-testid": "mcp-install-start" }, "Install");
     start.addEventListener("click", async () => {
       let parsed;
