@@ -198,3 +198,20 @@ async def test_saved_secrets_reach_the_server_but_never_the_database(harness: Co
     for path in database.parent.glob(database.name + "*"):  # the file, its WAL and shared memory
         assert b"s3cret-value" not in path.read_bytes(), path
     assert core.mcp.info("vault").model_dump_json().count("s3cret") == 0
+
+
+async def test_arguments_are_checked_against_the_servers_schema_on_every_call(harness: CoreHarness) -> None:
+    from cowork.tools import ToolContext, ToolError
+
+    core = await harness.core(env=MCP_ENV)
+    await core.mcp.add(stdio_server("s"))
+    await wait_status(core, "s", "running")
+    tool = core.tools.get("mcp__s__add")
+    assert tool is not None
+    context = ToolContext(workspace=harness.workspace)
+    for a in range(3):  # the validator is built once and reused
+        assert "5" in await tool.run(tool.parse({"a": a, "b": 5 - a}), context)
+    with pytest.raises(ToolError, match=r"Invalid arguments for mcp__s__add: b: 'five' is not of type 'integer'"):
+        tool.parse({"a": 1, "b": "five"})
+    with pytest.raises(ToolError, match=r"'b' is a required property"):
+        tool.parse({"a": 1})

@@ -12,6 +12,7 @@ import logging
 import os
 import shutil
 import signal
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -73,14 +74,39 @@ def kill_tree(pid: int, *, grace: float, pgid: int | None = None) -> None:
     if pgid is not None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGTERM)
-    _gone, alive = psutil.wait_procs(procs, timeout=grace)
+    # Our own children are left for asyncio's child watcher to reap (waiting on them here would reap them first,
+    # and asyncio would then log "Unknown child process"); the rest are waited for with psutil.
+    mine = [proc for proc in procs if _is_own_child(proc)]
+    _gone, alive = psutil.wait_procs([proc for proc in procs if proc not in mine], timeout=grace)
+    alive += [proc for proc in mine if not _exits_within(proc, grace)]
     for proc in alive:
         with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
             proc.kill()
     if pgid is not None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
-    psutil.wait_procs(alive, timeout=grace)
+    psutil.wait_procs([proc for proc in alive if proc not in mine], timeout=grace)
+
+
+def _is_own_child(proc: psutil.Process) -> bool:
+    try:
+        return proc.ppid() == os.getpid()
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _exits_within(proc: psutil.Process, seconds: float) -> bool:
+    """Whether `proc` ends (a zombie waiting to be reaped counts) within `seconds`, without reaping it."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if proc.status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
 
 
 def _lock_path(lock_dir: Path, name: str, pid: int) -> Path:

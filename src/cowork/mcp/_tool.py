@@ -7,6 +7,9 @@ import re
 from typing import TYPE_CHECKING, Any
 
 import jsonschema
+import jsonschema.exceptions
+import jsonschema.protocols
+import jsonschema.validators
 import mcp_types
 from pydantic import BaseModel, ConfigDict
 
@@ -80,14 +83,26 @@ class McpTool(Tool[McpArguments]):
         return ToolSpec(name=self.name, description=self.description, parameters_json_schema=schema)
 
     def parse(self, arguments: dict[str, Any]) -> McpArguments:
-        try:
-            jsonschema.validate(arguments, self.tool.input_schema or {"type": "object"})
-        except jsonschema.ValidationError as exc:
-            where = ".".join(str(p) for p in exc.absolute_path) or "(arguments)"
-            raise ToolError(f"Invalid arguments for {self.name}: {where}: {exc.message}") from None
-        except jsonschema.SchemaError:
-            pass  # the server's schema is broken: let the server judge the arguments
+        validator = self._validator()
+        if validator is not None:
+            error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
+            if error is not None:
+                where = ".".join(str(p) for p in error.absolute_path) or "(arguments)"
+                raise ToolError(f"Invalid arguments for {self.name}: {where}: {error.message}")
         return McpArguments.model_validate(arguments)
+
+    def _validator(self) -> jsonschema.protocols.Validator | None:
+        """The server's input schema, checked once and kept (checking it on every call cost milliseconds)."""
+        if "_schema_validator" not in self.__dict__:
+            schema = self.tool.input_schema or {"type": "object"}
+            cls = jsonschema.validators.validator_for(schema)
+            try:
+                cls.check_schema(schema)
+                self.__dict__["_schema_validator"] = cls(schema)
+            except jsonschema.SchemaError:
+                self.__dict__["_schema_validator"] = None  # a broken schema: let the server judge the arguments
+        validator: jsonschema.protocols.Validator | None = self.__dict__["_schema_validator"]
+        return validator
 
     async def run(self, params: McpArguments, ctx: ToolContext) -> str:
         arguments = params.model_dump()

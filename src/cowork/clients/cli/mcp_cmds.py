@@ -99,7 +99,7 @@ async def run_mcp_command(repl: Repl, arg: str) -> None:
         return
     if action in ("enable", "disable", "restart", "remove"):
         if not rest or " " in rest:
-            repl.console.print(_USAGE)
+            repl.console.print(Text(_USAGE, style="yellow"))
             return
         info = await _call(repl, f"mcp/{action}", {"name": rest})
         if info is None:
@@ -114,11 +114,11 @@ async def run_mcp_command(repl: Repl, arg: str) -> None:
     if action == "add":
         params = _add_params(rest)
         if params is None:
-            repl.console.print(_USAGE)
+            repl.console.print(Text(_USAGE, style="yellow"))
             return
         info = await _call(repl, "mcp/add", params)
         if info is not None:
             repl.mcp_names.append(str(info.get("name")))
             repl.console.print(_line(info))
         return
-    repl.console.print(_USAGE)
+    repl.console.print(Text(_USAGE, style="yellow"))
