@@ -5,6 +5,7 @@ mock LLM."""
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -51,6 +52,7 @@ def test_turn_with_a_rejected_approval_and_a_free_text_answer(
     env = cli_env | provider_env("openai", mock_llm.openai_base_url)
     env |= {"COWORK_TOOLS__PLUGINS": json.dumps([TEST_TOOLS_PLUGIN]), "COWORK_TEST_MARKS": str(marks)}
     child = spawn(workspace, env)
+    child.expect(r"Web UI: http://127\.0\.0\.1:\d+/\?token=\S+")  # the link that logs the browser in
     child.expect(PROMPT)
     child.send("name the thing\r")
     child.expect("approve\\?")
@@ -133,6 +135,24 @@ def test_session_commands_with_tab_completion(
     child.send("/mcp add broken\r")
     child.expect("Usage: /mcp")
     child.expect(PROMPT)
+
+    # A real stdio MCP server (mcp-server-time): add it, see it running with its tools, disable it.
+    child.send(f"/mcp add time -- {sys.executable} -m mcp_server_time\r")
+    child.expect(["stopped", "starting", "running"])
+    child.expect(PROMPT)
+    assert "time: " in flat(child).rsplit("mcp_server_time", 1)[-1]
+    for _ in range(40):
+        child.send("/mcp\r")
+        child.expect("policy")
+        child.expect(PROMPT)
+        if "time running stdio 2" in flat(child).rsplit("/mcp", 1)[-1]:
+            break
+    else:
+        raise AssertionError("the time server never showed as running:\n" + flat(child)[-2000:])
+    child.send("/mcp disable time\r")
+    child.expect("disabled")
+    child.expect(PROMPT)
+    assert flat(child).rsplit("/mcp disable", 1)[-1].split()[:3] == ["time", "time:", "disabled"]
     child.send("/quit\r")
     child.expect(pexpect.EOF)
     child.close()

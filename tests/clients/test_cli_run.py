@@ -200,7 +200,9 @@ def test_failed_turn_exits_1(server: ServerProcess, mock_llm: MockLLMServer) -> 
 
 
 def test_usage_errors_exit_2(server: ServerProcess, workspace: Path) -> None:
-    assert cowork_run(server, stdin="   ").returncode == 2  # empty prompt
+    empty = cowork_run(server, "--json", stdin="   ")
+    assert empty.returncode == 2
+    assert json.loads(empty.stdout)["error"] == {"code": "usage_error", "message": "the prompt is empty"}
     assert cowork_run(server, "--yolo", "--approve-safe", "x").returncode == 2  # argparse: not both
     missing = cowork_run(server, "--workspace", str(workspace / "nope"), "x")
     assert missing.returncode == 2 and "not a folder" in missing.stderr

@@ -37,6 +37,7 @@ async def test_safe_runs_at_once_risky_waits(
         assert result.content == "notes.md" and not (workspace / "created.txt").exists()  # type: ignore[attr-defined]
         (request,) = payloads(client, "approval_requested")
         assert request.name == "bash" and request.arguments == {"command": "touch created.txt && echo made"}  # type: ignore[attr-defined]
+        assert request.dangerous is False  # type: ignore[attr-defined]  # an ordinary write: asked, not flagged
         calls = {p.name + str(p.arguments): p for p in payloads(client, "tool_call")}  # type: ignore[attr-defined]
         assert [c.needs_approval for c in calls.values()] == [False, True]  # type: ignore[attr-defined]
         await client.call(
@@ -77,6 +78,9 @@ async def test_dangerous_commands_ask_even_when_always_allowed(
         await client.wait_for(lambda evs: any(e.type == "approval_requested" for e in evs))
         (request,) = payloads(client, "approval_requested")
         assert request.reason.startswith("Dangerous command")  # type: ignore[attr-defined]
+        assert request.dangerous is True  # type: ignore[attr-defined]
+        pending = (await client.call("session/subscribe", {"sessionId": sid}))["pending"]["approvals"]
+        assert [a["dangerous"] for a in pending] == [True]  # and it stays flagged for clients that join later
         assert (workspace / "docs").exists()
         await client.call("turn/cancel", {"sessionId": sid})
         assert await client.wait_turn_end(op) == "cancelled"

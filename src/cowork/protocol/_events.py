@@ -225,6 +225,9 @@ class ApprovalRequested(_Payload):
     arguments: dict[str, Any]
     reason: str = ""
     rerun: bool = False
+    dangerous: bool = Field(
+        default=False, description="The security check flagged it (a destructive command, deleting, sending, paying)."
+    )
 
 
 class ApprovalResolved(_Payload):

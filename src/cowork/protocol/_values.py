@@ -86,6 +86,7 @@ class PendingApproval(WireModel):
     arguments: dict[str, Any]
     reason: str = ""
     rerun: bool = Field(default=False, description="The call was interrupted once; approving runs it again.")
+    dangerous: bool = Field(default=False, description="The security check flagged it.")
     created_at: datetime
 
 

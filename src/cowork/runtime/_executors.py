@@ -175,6 +175,8 @@ class OperationRunner:
         self._prompt_extras: str | None = None
         """Skills and memory for the system prompt, read once per run (not at every step)."""
         self._inflight: dict[str, asyncio.Task[None]] = {}
+        self._dangerous: set[str] = set()
+        """Calls the policy's security phase asked about (their approval requests say so)."""
         """Tool calls running now, each in its own task (its own cancel scope)."""
 
     # -- the loop ---------------------------------------------------------------------------------------------
@@ -238,6 +240,8 @@ class OperationRunner:
             server_policies=dict([server]) if server else {},
         )
         decision = decide_approval(facts, context)
+        if decision.decision == "ask" and decision.phase == "security":
+            self._dangerous.add(entry.tool_call_id)
         if decision.decision == "question" and self.state.parent_id is not None:
             return "run", "a sub-agent cannot ask the user"  # the tool itself then says so
         return decision.decision, decision.reason
@@ -772,7 +776,13 @@ class OperationRunner:
             entry = self.state.calls[call_id]
             entry.rerun = entry.status == C.INTERRUPTED
             transition_call(entry, C.AWAITING_APPROVAL)
-            payload = {"name": entry.name, "arguments": entry.arguments, "reason": reason, "rerun": entry.rerun}
+            payload = {
+                "name": entry.name,
+                "arguments": entry.arguments,
+                "reason": reason,
+                "rerun": entry.rerun,
+                "dangerous": call_id in self._dangerous,
+            }
             request_id, mutate = self._human_request(entry, "approval", payload)
             entry.request_id = request_id
             self._emit(
@@ -784,6 +794,7 @@ class OperationRunner:
                     arguments=entry.arguments,
                     reason=reason,
                     rerun=entry.rerun,
+                    dangerous=call_id in self._dangerous,
                 ),
                 mutate,
             )

@@ -43,6 +43,7 @@ def pending_requests(rows: list[HumanRequestRow]) -> PendingRequests:
                     arguments=payload["arguments"],
                     reason=payload.get("reason", ""),
                     rerun=payload.get("rerun", False),
+                    dangerous=payload.get("dangerous", False),
                     created_at=row.created_at,
                 )
             )

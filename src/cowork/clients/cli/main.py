@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 from cowork.clients.connection import ServerAddress
 
 from .repl import ReplOptions, run_repl
-from .run import ExitCode, RunOptions, run_once
+from .run import ExitCode, RunOptions, outcome_line, run_once
 
 __all__ = ["add_repl_arguments", "add_run_parser", "add_tui_parser", "main_repl", "main_run", "main_tui"]
 
@@ -65,8 +66,10 @@ def add_run_parser(sub: Any) -> None:
     add_tui_parser(sub)
 
 
-def _usage(message: str) -> int:
+def _usage(message: str, as_json: bool) -> int:
     print(f"cowork run: {message}", file=sys.stderr)
+    if as_json:
+        print(json.dumps(outcome_line(ExitCode.USAGE, error=("usage_error", message))), flush=True)
     return int(ExitCode.USAGE)
 
 
@@ -74,13 +77,13 @@ def main_run(args: argparse.Namespace) -> int:
     prompt: str | None = args.prompt
     if prompt is None or prompt == "-":
         if prompt is None and sys.stdin.isatty():
-            return _usage('give a prompt (cowork run "…"), or pipe one on stdin')
+            return _usage('give a prompt (cowork run "…"), or pipe one on stdin', args.json)
         prompt = sys.stdin.read()
     if not prompt.strip():
-        return _usage("the prompt is empty")
+        return _usage("the prompt is empty", args.json)
     workspace = (args.workspace or Path.cwd()).resolve()
     if not workspace.is_dir():
-        return _usage(f"workspace {workspace} is not a folder")
+        return _usage(f"workspace {workspace} is not a folder", args.json)
     options = RunOptions(
         prompt=prompt.strip(),
         workspace=workspace,

@@ -99,6 +99,7 @@ class Repl:
     cancelled_by_user: bool = False
     """The last turn was cancelled with Ctrl-C: one more Ctrl-C at the prompt exits."""
     _last_interrupted: str | None = None
+    address: ServerAddress | None = None
 
     async def connect(self) -> InitializeResult:
         address = self.options.address
@@ -107,6 +108,7 @@ class Repl:
                 ensure_server, workspace=self.options.workspace, idle_exit_seconds=self.options.idle_exit_seconds
             )
         self.client = await RpcClient.connect(address)
+        self.address = address
         self.client.on_notification = self._on_notification
         return await self.client.request(
             "initialize", InitializeParams(client_info=ClientInfo(name="cowork-cli", version=cowork.__version__))
@@ -153,6 +155,10 @@ class Repl:
         self.console.print(
             Text(f"{self.options.workspace} · {model} · /help for commands · Ctrl-D to exit", style="dim")
         )
+        if self.address is not None:
+            # The one place the token is shown: the link logs the browser in (then it lives in a cookie).
+            link = f"{self.address.url}/?token={self.address.token}" if self.address.token else f"{self.address.url}/"
+            self.console.print(Text(f"Web UI: {link}", style="dim"))
         if init.capabilities.sandbox_note:
             self.console.print(Text(f"⚠ {init.capabilities.sandbox_note}", style="bold yellow"))
         if self.session is not None and self.session.yolo:
@@ -242,28 +248,47 @@ class Repl:
         """Questions and approvals asked before this client was watching (another client, a restart)."""
         got: SessionGetResult = await self.rpc.request("session/get", SessionGetParams(session_id=session_id))
         for approval in got.pending.approvals:
-            await self._approve(approval.request_id, approval.name, approval.arguments, approval.reason, view, keys)
+            await self._approve(
+                approval.request_id,
+                approval.name,
+                approval.arguments,
+                approval.reason,
+                view,
+                keys,
+                approval.dangerous,
+            )
         for question in got.pending.questions:
             await self._answer(question.request_id, question.question, question.options, question.kind, view, keys)
 
     async def _maybe_answer(self, event: SessionEvent, view: TurnView, keys: KeyReader) -> None:
         payload = event.payload
         if isinstance(payload, ApprovalRequested):
-            await self._approve(payload.request_id, payload.name, payload.arguments, payload.reason, view, keys)
+            await self._approve(
+                payload.request_id, payload.name, payload.arguments, payload.reason, view, keys, payload.dangerous
+            )
         elif isinstance(payload, Ask):
             await self._answer(payload.request_id, payload.question, payload.options, payload.kind, view, keys)
 
     async def _approve(
-        self, request_id: str, name: str, arguments: dict[str, Any], reason: str, view: TurnView, keys: KeyReader
+        self,
+        request_id: str,
+        name: str,
+        arguments: dict[str, Any],
+        reason: str,
+        view: TurnView,
+        keys: KeyReader,
+        dangerous: bool = False,
     ) -> None:
+        colour = "red" if dangerous else "yellow"
+        title = "[bold red]dangerous — approve?[/]" if dangerous else "[bold yellow]approve?[/]"
         with keys.paused(), view.paused():
             self.console.print(
                 Panel(
                     Text.assemble(
                         (name, "bold"), "(", (summarize_arguments(arguments, 200), ""), ")\n", (reason, "dim")
                     ),
-                    title="[bold yellow]approve?[/]",
-                    border_style="yellow",
+                    title=title,
+                    border_style=colour,
                     expand=False,
                 )
             )

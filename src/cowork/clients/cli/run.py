@@ -51,7 +51,7 @@ from cowork.protocol import (
 
 from .render import TurnView, print_error
 
-__all__ = ["NO_USER_ANSWER", "ExitCode", "RunOptions", "is_dangerous", "run_once"]
+__all__ = ["NO_USER_ANSWER", "ExitCode", "RunOptions", "is_dangerous", "outcome_line", "run_once"]
 
 NO_USER_ANSWER = "(no user: running non-interactively)"
 """The answer every question gets in `cowork run`: the model decides on its own and says what it assumed."""
@@ -59,12 +59,10 @@ NO_USER_ANSWER = "(no user: running non-interactively)"
 _REJECTED = "Rejected by `cowork run --approve-safe`: this call is flagged dangerous and nobody is here to approve it."
 _CANCEL_GRACE_SECONDS = 10.0
 
+
 # Reasons the server's approval policy gives in its security phase (cowork.policy: a dangerous shell command, a tool
 # that deletes/sends/pays, a call that needs the network while it is off). The wire has no flag for it yet; a
 # `dangerous` field on the request, when a server sends one, decides instead.
-_DANGEROUS_REASONS = ("Dangerous command", "may delete, send or pay", "needs network access")
-
-
 class ExitCode(IntEnum):
     """What `cowork run` exits with; scripts rely on these (docs/cli.md)."""
 
@@ -90,13 +88,10 @@ _USAGE_CODES = {"invalid_params", "session_not_found", "workspace_not_found", "u
 def is_dangerous(payload: dict[str, Any]) -> bool:
     """Whether `--approve-safe` must reject this approval request (its `payload` as it came over the wire).
 
-    Dangerous: the server flags it (`dangerous: true`), it re-runs a call a restart interrupted (it may repeat its
-    effects), or the policy asked in its security phase (a dangerous command, a delete/send/pay tool, network).
+    Dangerous: the server's security check flagged it (`dangerous`: a destructive command, a tool that deletes,
+    sends or pays, network access), or it re-runs a call a restart interrupted (it may repeat its effects).
     """
-    if payload.get("dangerous") is True or payload.get("rerun") is True:
-        return True
-    reason = str(payload.get("reason") or "")
-    return any(marker in reason for marker in _DANGEROUS_REASONS)
+    return payload.get("dangerous") is True or payload.get("rerun") is True
 
 
 @dataclass(frozen=True)
@@ -340,17 +335,37 @@ class _Run:
             )
         if self.options.json:
             self.emit(
-                {
-                    "outcome": _OUTCOME[code],
-                    "exitCode": int(code),
-                    "sessionId": self.session.id if self.session else None,
-                    "operationId": self.operation_id,
-                    "text": self.answer,
-                    "error": {"code": error[0], "message": error[1]} if error else None,
-                    "waiting": self.waiting if code == ExitCode.NEEDS_HUMAN else [],
-                }
+                outcome_line(
+                    code,
+                    session_id=self.session.id if self.session else None,
+                    operation_id=self.operation_id,
+                    text=self.answer,
+                    error=error,
+                    waiting=self.waiting if code == ExitCode.NEEDS_HUMAN else [],
+                )
             )
         return int(code)
+
+
+def outcome_line(
+    code: ExitCode,
+    *,
+    session_id: str | None = None,
+    operation_id: str | None = None,
+    text: str | None = None,
+    error: tuple[str, str] | None = None,
+    waiting: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The last line of `cowork run --json`: how the run ended."""
+    return {
+        "outcome": _OUTCOME[code],
+        "exitCode": int(code),
+        "sessionId": session_id,
+        "operationId": operation_id,
+        "text": text,
+        "error": {"code": error[0], "message": error[1]} if error else None,
+        "waiting": waiting or [],
+    }
 
 
 def run_once(options: RunOptions) -> int:

@@ -21,6 +21,7 @@ from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Header, Input, Label, ListView
@@ -179,7 +180,8 @@ class CoworkApp(App[int]):
         return self.query_one(ChatView)
 
     def _refresh_usage(self) -> None:
-        self.query_one(UsageBar).show(self.model_label, self.state.usage, self.connection)
+        with contextlib.suppress(NoMatches):  # not there while the app exits
+            self.query_one(UsageBar).show(self.model_label, self.state.usage, self.connection)
 
     def _set_model_label(self, session: SessionInfo | None) -> None:
         if session is not None and session.auto_model:
@@ -367,10 +369,12 @@ class CoworkApp(App[int]):
         self._set_model_label(self.session)
 
     async def on_event_arrived(self, message: EventArrived) -> None:
-        await self.apply_event(message.event)
+        with contextlib.suppress(NoMatches):  # the screen is being torn down at exit
+            await self.apply_event(message.event)
 
     def on_mcp_status_arrived(self, message: McpStatusArrived) -> None:
-        self.query_one(McpPanel).status(message.server)
+        with contextlib.suppress(NoMatches):
+            self.query_one(McpPanel).status(message.server)
 
     # -- approvals and questions ------------------------------------------------------------------------------
 
