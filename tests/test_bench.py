@@ -60,7 +60,7 @@ def test_streaming_bench_runs_and_reports_a_ratio() -> None:
 
 def test_mcp_bench_runs_and_reports_a_ratio() -> None:
     result = subprocess.run(
-        [sys.executable, str(BENCH / "mcp.py"), "--calls", "3", "--rounds", "1", "--turns", "1"],
+        [sys.executable, str(BENCH / "mcp_calls.py"), "--calls", "3", "--rounds", "1", "--turns", "1"],
         capture_output=True,
         text=True,
         timeout=180,

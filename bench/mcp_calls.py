@@ -9,25 +9,20 @@ figures (ms per call, median over interleaved rounds) and the ratio.
 With `--turns N` (default 20; 0 skips it) it also times whole turns through a `cowork serve` process against the
 mock LLM: a turn with one MCP call and the answer, against the same turn calling the built-in `glob` instead.
 
-    uv run python bench/mcp.py [--calls 200] [--rounds 5] [--turns 20]
+    uv run python bench/mcp_calls.py [--calls 200] [--rounds 5] [--turns 20]
 """
 
 from __future__ import annotations
-
-import sys
-from pathlib import Path
-
-# Run as a script, this file's folder comes first on sys.path, and its name would shadow the `mcp` SDK: move that
-# folder to the end (a stable sort on "is it this folder").
-sys.path.sort(key=lambda p: Path(p or ".").resolve() == Path(__file__).parent.resolve())
 
 import argparse
 import asyncio
 import os
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from mcp.client.stdio import StdioServerParameters, stdio_client
