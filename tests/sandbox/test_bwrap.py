@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -110,24 +111,34 @@ def test_killing_the_sandbox_leaves_no_survivors(tmp_path: Path) -> None:
     assert BWRAP is not None
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    argv = bwrap_command(BWRAP, SandboxSpec(workspace), shell_argv("sleep 300 & (sleep 301 &); sleep 302"))
+    # Durations unique to this test process, so sleepers of anything else running on the machine never count.
+    base = 10_000 + os.getpid() % 50_000
+    mine = {str(base), str(base + 1), str(base + 2)}
+    argv = bwrap_command(
+        BWRAP, SandboxSpec(workspace), shell_argv(f"sleep {base} & (sleep {base + 1} &); sleep {base + 2}")
+    )
     process = subprocess.Popen(argv, start_new_session=True)
-    deadline = time.monotonic() + 10
 
     def sleepers() -> list[psutil.Process]:
         found = []
         for proc in psutil.process_iter(["cmdline"]):
             cmd = proc.info["cmdline"] or []
-            if cmd[:1] == ["sleep"] and cmd[1:] and cmd[1] in ("300", "301", "302"):
+            if cmd[:1] == ["sleep"] and cmd[1:] and cmd[1] in mine:
                 found.append(proc)
         return found
 
-    while len(sleepers()) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert len(sleepers()) == 3
-    os.killpg(process.pid, signal.SIGKILL)
-    process.wait(10)
-    deadline = time.monotonic() + 10
-    while sleepers() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert sleepers() == []
+    try:
+        deadline = time.monotonic() + 10
+        while len(sleepers()) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(sleepers()) == 3
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(10)
+        deadline = time.monotonic() + 10
+        while sleepers() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sleepers() == []
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(10)
