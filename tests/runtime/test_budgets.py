@@ -313,11 +313,6 @@ async def test_a_model_without_a_price_is_never_refused(harness: CoreHarness, mo
     assert guardrails(harness, sid) == [] and warnings(harness, sid) == []
 
 
-@pytest.mark.xfail(
-    reason="OperationRunner._call_llm (and _compress) read spend before the journal has committed the previous "
-    "call's usage row; they should `await self.deps.journal.flush()` first",
-    strict=True,
-)
 async def test_spend_between_steps_sees_the_previous_call(harness: CoreHarness, mock_llm: MockLLMServer) -> None:
     """With a read-only tool nothing makes the journal commit between steps, so the spend read before the next
     call must not depend on the previous call's usage row having been written by then."""

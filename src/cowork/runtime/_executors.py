@@ -387,6 +387,7 @@ class OperationRunner:
     async def _call_llm(self) -> bool:
         """One model request; False when a budget refused it (the operation then waits or has failed)."""
         state, journal = self.state, self.deps.journal
+        await self.deps.journal.flush()  # the previous call's usage row is in the ledger before spend is read
         spend = await self.deps.usage.spend(state.root)
         if not await self._within_budget(spend):
             return False
@@ -837,6 +838,7 @@ class OperationRunner:
 
     async def _compress(self) -> None:
         model = await self.deps.models.get(self.target)
+        await self.deps.journal.flush()
         spend = await self.deps.usage.spend(self.state.root)
         outcome = await compress(self.state, self.limits, model, settings=self._settings())
         if outcome is None:
