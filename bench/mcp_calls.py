@@ -51,6 +51,21 @@ async def timed(call: Callable[[], Awaitable[Any]], count: int) -> list[float]:
     return times
 
 
+async def interleaved(
+    first: Callable[[], Awaitable[Any]], second: Callable[[], Awaitable[Any]], *, rounds: int, count: int, warmup: int
+) -> tuple[list[float], list[float]]:
+    """Times of `count` calls of each per round, alternating rounds so drift in the machine's load hits both alike,
+    after `warmup` untimed calls of each (first-call costs, imports and caches, are not per-call overhead)."""
+    await timed(first, warmup)
+    await timed(second, warmup)
+    first_times: list[float] = []
+    second_times: list[float] = []
+    for _ in range(rounds):
+        first_times += await timed(first, count)
+        second_times += await timed(second, count)
+    return first_times, second_times
+
+
 async def wait_running(status: Callable[[], Awaitable[str]], within: float = 30) -> None:
     deadline = time.monotonic() + within
     while (current := await status()) != "running":
@@ -66,8 +81,6 @@ async def calls(root: Path, rounds: int, count: int) -> tuple[list[float], list[
     env = {"COWORK_HOME": str(root / "home")}
     core = Core(load_config(workspace, env=env), env=env)
     await core.start()
-    direct_times: list[float] = []
-    cowork_times: list[float] = []
     try:
         await core.mcp.add(
             McpAddParams(name="bench", transport="stdio", command=sys.executable, args=SERVER_ARGS, policy="auto-run")
@@ -92,13 +105,9 @@ async def calls(root: Path, rounds: int, count: int) -> tuple[list[float], list[
                 result = await session.call_tool("echo", dict(ARGUMENTS))
                 assert not result.is_error
 
-            # Warm-up: first-call costs (imports, caches) are not per-call overhead.
-            await timed(direct, 10)
-            await timed(through_cowork, 10)
-            # Interleaved rounds, so drift in the machine's load affects both sides alike.
-            for _ in range(rounds):
-                direct_times += await timed(direct, count)
-                cowork_times += await timed(through_cowork, count)
+            direct_times, cowork_times = await interleaved(
+                direct, through_cowork, rounds=rounds, count=count, warmup=10
+            )
     finally:
         await core.stop()
     return direct_times, cowork_times
@@ -122,8 +131,6 @@ async def turns(root: Path, rounds: int, count: int) -> tuple[list[float], list[
     workspace = root / "turn-ws"
     workspace.mkdir()
     (workspace / "a.txt").write_text("a\n", encoding="utf-8")
-    mcp_times: list[float] = []
-    builtin_times: list[float] = []
     with (
         MockLLMServer(turn_script) as mock,
         ServerProcess(root / "turn-home", workspace, env=provider_env("openai", mock.openai_base_url)) as server,
@@ -161,11 +168,7 @@ async def turns(root: Path, rounds: int, count: int) -> tuple[list[float], list[
                 return run
 
             with_mcp, with_builtin = turn("call the mcp echo"), turn("list the text files")
-            await timed(with_mcp, 2)
-            await timed(with_builtin, 2)
-            for _ in range(rounds):
-                mcp_times += await timed(with_mcp, count)
-                builtin_times += await timed(with_builtin, count)
+            mcp_times, builtin_times = await interleaved(with_mcp, with_builtin, rounds=rounds, count=count, warmup=2)
         finally:
             await client.close()
     return mcp_times, builtin_times

@@ -382,11 +382,6 @@ async def test_a_sub_agent_over_the_request_cap_fails_and_its_parent_pauses(
     assert "budget" in mock_llm.requests[-1].last_tool_results[0]["content"]
 
 
-@pytest.mark.xfail(
-    reason="a sub-agent's OperationState starts with an empty budget_allowed (runtime/_subagents.py); it should share "
-    "its parent's",
-    strict=True,
-)
 async def test_continue_covers_the_sub_agents_the_request_starts_afterwards(
     harness: CoreHarness, mock_llm: MockLLMServer
 ) -> None:

@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
 
+from cowork.policy import PolicyDecision
 from cowork.protocol import GuardrailCode, OperationStatus, ToolCallStatus
 from cowork.runtime import LedgerEntry, Limits, OperationState, decide
 from cowork.runtime._runner import (
@@ -75,10 +76,12 @@ def response_with(*entries: LedgerEntry) -> ModelResponse:
     return ModelResponse(parts=[ToolCallPart(e.name, e.arguments, e.tool_call_id) for e in entries])
 
 
-def policy(e: LedgerEntry) -> tuple[str, str]:
+def policy(e: LedgerEntry) -> PolicyDecision:
     if e.name == "ask":
-        return "question", ""
-    return ("ask", "side effects") if e.side_effects else ("run", "read-only")
+        return PolicyDecision("question")
+    if e.name == "rm":
+        return PolicyDecision("ask", "Dangerous command", "security")
+    return PolicyDecision("ask", "side effects", "manual") if e.side_effects else PolicyDecision("run", "read-only")
 
 
 def run(s: OperationState, now: float = NOW) -> list[object]:
@@ -108,7 +111,14 @@ def test_mixed_batch_runs_the_safe_calls_and_asks_for_the_others() -> None:
     safe, other_safe, risky = entry("a"), entry("b", "grep"), entry("c", "mark", side_effects=True)
     calls = {c.tool_call_id: c for c in (safe, other_safe, risky)}
     s = state(ModelRequest(parts=[UserPromptPart("hi")]), response_with(safe, other_safe, risky), calls=calls)
-    assert run(s) == [RequestHumanApprove(("c",), ("side effects",)), CallToolsBatch(("a", "b"))]
+    assert run(s) == [RequestHumanApprove(("c",), ("side effects",), (False,)), CallToolsBatch(("a", "b"))]
+
+
+def test_a_call_the_security_phase_asks_about_is_marked_dangerous() -> None:
+    ordinary, destructive = entry("c", "mark", side_effects=True), entry("d", "rm", side_effects=True)
+    calls = {"c": ordinary, "d": destructive}
+    s = state(ModelRequest(parts=[UserPromptPart("hi")]), response_with(ordinary, destructive), calls=calls)
+    assert run(s) == [RequestHumanApprove(("c", "d"), ("side effects", "Dangerous command"), (False, True))]
 
 
 def test_the_ask_tool_becomes_a_question() -> None:

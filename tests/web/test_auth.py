@@ -8,7 +8,7 @@ import httpx
 import pytest
 from playwright.async_api import BrowserContext, expect
 
-from cowork.server._web import web_url
+from cowork.protocol import web_url
 from cowork.testing.server import ServerProcess
 
 from .conftest import open_ui

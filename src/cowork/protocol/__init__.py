@@ -57,6 +57,7 @@ from ._methods import *  # noqa: F403
 from ._methods import __all__ as _methods_all
 from ._providers import *  # noqa: F403
 from ._providers import __all__ as _providers_all
+from ._urls import web_url
 from ._usage import *  # noqa: F403
 from ._usage import __all__ as _usage_all
 from ._values import *  # noqa: F403
@@ -114,4 +115,5 @@ __all__ = [
     *_providers_all,
     *_usage_all,
     *_values_all,
+    "web_url",
 ]

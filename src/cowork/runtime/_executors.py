@@ -35,7 +35,7 @@ from cowork.models import (
     stream_with_retries,
 )
 from cowork.models import with_instructions as _with_instructions
-from cowork.policy import CallFacts, PathPolicy, PolicyContext, ToolOverride, classify
+from cowork.policy import CallFacts, PathPolicy, PolicyContext, PolicyDecision, ToolOverride, classify
 from cowork.policy import decide as decide_approval
 from cowork.prompts import PromptVariables, gather_prompt_extras, render_system_prompt
 from cowork.protocol import (
@@ -77,7 +77,6 @@ from ._runner import (
     CallTool,
     CallToolsBatch,
     CompressContext,
-    Decision,
     Finish,
     Instruction,
     Pause,
@@ -175,8 +174,6 @@ class OperationRunner:
         self._prompt_extras: str | None = None
         """Skills and memory for the system prompt, read once per run (not at every step)."""
         self._inflight: dict[str, asyncio.Task[None]] = {}
-        self._dangerous: set[str] = set()
-        """Calls the policy's security phase asked about (their approval requests say so)."""
         """Tool calls running now, each in its own task (its own cancel scope)."""
 
     # -- the loop ---------------------------------------------------------------------------------------------
@@ -210,10 +207,12 @@ class OperationRunner:
                 ErrorCode.INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}", ErrorSource.RUNTIME
             )
 
-    def _policy(self, entry: LedgerEntry) -> tuple[Decision, str]:
+    def _policy(self, entry: LedgerEntry) -> PolicyDecision:
         tool = self.tools.get(entry.name)
         if tool is None or entry.invalid_arguments is not None:
-            return "run", "fails without running"  # the call returns an error to the model; nothing to approve
+            return PolicyDecision(
+                "run", "fails without running"
+            )  # the call returns an error to the model; nothing to approve
         config = self.deps.config.tools
         command = None
         raw_command = entry.arguments.get("command")
@@ -240,11 +239,9 @@ class OperationRunner:
             server_policies=dict([server]) if server else {},
         )
         decision = decide_approval(facts, context)
-        if decision.decision == "ask" and decision.phase == "security":
-            self._dangerous.add(entry.tool_call_id)
         if decision.decision == "question" and self.state.parent_id is not None:
-            return "run", "a sub-agent cannot ask the user"  # the tool itself then says so
-        return decision.decision, decision.reason
+            return PolicyDecision("run", "a sub-agent cannot ask the user")  # the tool itself then says so
+        return decision
 
     def _bwrap(self, flags: SessionFlags) -> str | None:
         return None if flags.yolo else self.deps.bwrap
@@ -585,7 +582,7 @@ class OperationRunner:
                     name=e.name,
                     arguments=e.arguments,
                     side_effects=e.side_effects,
-                    needs_approval=self._policy(e)[0] == "ask",
+                    needs_approval=self._policy(e).decision == "ask",
                 )
             )
         for event in usage_events:
@@ -773,7 +770,9 @@ class OperationRunner:
         return row.id, mutate
 
     def _request_approvals(self, instruction: RequestHumanApprove) -> None:
-        for call_id, reason in zip(instruction.tool_call_ids, instruction.reasons, strict=True):
+        for call_id, reason, dangerous in zip(
+            instruction.tool_call_ids, instruction.reasons, instruction.dangerous, strict=True
+        ):
             entry = self.state.calls[call_id]
             entry.rerun = entry.status == C.INTERRUPTED
             transition_call(entry, C.AWAITING_APPROVAL)
@@ -782,7 +781,7 @@ class OperationRunner:
                 "arguments": entry.arguments,
                 "reason": reason,
                 "rerun": entry.rerun,
-                "dangerous": call_id in self._dangerous,
+                "dangerous": dangerous,
             }
             request_id, mutate = self._human_request(entry, "approval", payload)
             entry.request_id = request_id
@@ -795,7 +794,7 @@ class OperationRunner:
                     arguments=entry.arguments,
                     reason=reason,
                     rerun=entry.rerun,
-                    dangerous=call_id in self._dangerous,
+                    dangerous=dangerous,
                 ),
                 mutate,
             )

@@ -12,6 +12,7 @@ from typing import Literal, TypeAlias
 
 from pydantic_ai.messages import ModelRequest, ModelResponse
 
+from cowork.policy import PolicyDecision
 from cowork.protocol import GuardrailCode, OperationStatus, ToolCallStatus
 
 from ._state import RESOLVED_CALLS, LedgerEntry, Limits, OperationState
@@ -59,6 +60,8 @@ class CallToolsBatch:
 class RequestHumanApprove:
     tool_call_ids: tuple[str, ...]
     reasons: tuple[str, ...]
+    dangerous: tuple[bool, ...]
+    """Per call: the policy's security phase asked (a destructive command, deleting, sending, paying)."""
 
 
 @dataclass(frozen=True)
@@ -128,7 +131,7 @@ Instruction: TypeAlias = (
     | Wait
 )
 
-Policy: TypeAlias = Callable[[LedgerEntry], tuple[Decision, str]]
+Policy: TypeAlias = Callable[[LedgerEntry], PolicyDecision]
 
 
 def estimate_tokens(state: OperationState, extra_chars: int = 0) -> int:
@@ -144,17 +147,19 @@ def _tool_phase(state: OperationState, limits: Limits, policy: Policy) -> list[I
         return [RecordToolResults()]
     approve: list[str] = []
     reasons: list[str] = []
+    dangerous: list[bool] = []
     questions: list[str] = []
     run: list[str] = []
     running = False
     for call in open_calls:
         if call.status == ToolCallStatus.REQUESTED:
-            decision, reason = policy(call)
-            if decision == "question":
+            verdict = policy(call)
+            if verdict.decision == "question":
                 questions.append(call.tool_call_id)
-            elif decision == "ask":
+            elif verdict.decision == "ask":
                 approve.append(call.tool_call_id)
-                reasons.append(reason)
+                reasons.append(verdict.reason)
+                dangerous.append(verdict.phase == "security")
             else:
                 run.append(call.tool_call_id)
         elif call.status == ToolCallStatus.APPROVED:
@@ -163,6 +168,7 @@ def _tool_phase(state: OperationState, limits: Limits, policy: Policy) -> list[I
             if call.side_effects:
                 approve.append(call.tool_call_id)
                 reasons.append("It was running when Cowork stopped; running it again may repeat its effects.")
+                dangerous.append(False)  # `rerun` says what is special about it
             else:
                 run.append(call.tool_call_id)
         elif call.status == ToolCallStatus.STARTED:
@@ -172,7 +178,7 @@ def _tool_phase(state: OperationState, limits: Limits, policy: Policy) -> list[I
         return [stuck]
     out: list[Instruction] = []
     if approve:
-        out.append(RequestHumanApprove(tuple(approve), tuple(reasons)))
+        out.append(RequestHumanApprove(tuple(approve), tuple(reasons), tuple(dangerous)))
     out += [AskHuman(q) for q in questions]
     if len(run) == 1:
         out.append(CallTool(run[0]))

@@ -142,6 +142,8 @@ class SubAgents:
             root_id=parent.root,
             agent_type=agent_type,
             depth=parent.depth + 1,
+            # The same set, not a copy: "continue once" past a budget covers the whole request, sub-agents included.
+            budget_allowed=parent.budget_allowed,
         )
         child = self._rt._make_handle(state, target, await self._rt._workspace(parent.session_id))
         self._rt._launch(child)

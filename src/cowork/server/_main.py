@@ -18,10 +18,10 @@ import uvicorn
 
 from cowork.config import ConfigError, CoworkPaths, LoadedConfig, load_config
 from cowork.core import Core
+from cowork.protocol import web_url
 
 from ._app import ServerState, create_app
 from ._auth import is_loopback, load_or_create_token
-from ._web import web_url
 
 __all__ = ["ServeOptions", "read_server_file", "serve"]
 

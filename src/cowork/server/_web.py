@@ -17,7 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ._auth import cookie_name, token_matches
 
-__all__ = ["WEB_ROOT", "web_routes", "web_url"]
+__all__ = ["WEB_ROOT", "web_routes"]
 
 WEB_ROOT = Path(__file__).with_name("web")
 
@@ -26,11 +26,6 @@ _CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "
     "connect-src 'self' {ws}; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
-
-
-def web_url(url: str, token: str | None) -> str:
-    """The link that opens the web UI: the server's `http://host:port` plus `/?token=` when there is one."""
-    return f"{url}/?token={token}" if token else f"{url}/"
 
 
 def _security_headers(request: Request) -> dict[str, str]:

@@ -50,6 +50,7 @@ from cowork.protocol import (
     TurnStartParams,
     TurnStartResult,
     TurnSteerParams,
+    web_url,
 )
 
 from .completion import SlashCompleter
@@ -157,8 +158,7 @@ class Repl:
         )
         if self.address is not None:
             # The one place the token is shown: the link logs the browser in (then it lives in a cookie).
-            link = f"{self.address.url}/?token={self.address.token}" if self.address.token else f"{self.address.url}/"
-            self.console.print(Text(f"Web UI: {link}", style="dim"))
+            self.console.print(Text(f"Web UI: {web_url(self.address.url, self.address.token)}", style="dim"))
         if init.capabilities.sandbox_note:
             self.console.print(Text(f"⚠ {init.capabilities.sandbox_note}", style="bold yellow"))
         if self.session is not None and self.session.yolo:

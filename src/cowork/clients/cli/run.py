@@ -60,9 +60,6 @@ _REJECTED = "Rejected by `cowork run --approve-safe`: this call is flagged dange
 _CANCEL_GRACE_SECONDS = 10.0
 
 
-# Reasons the server's approval policy gives in its security phase (cowork.policy: a dangerous shell command, a tool
-# that deletes/sends/pays, a call that needs the network while it is off). The wire has no flag for it yet; a
-# `dangerous` field on the request, when a server sends one, decides instead.
 class ExitCode(IntEnum):
     """What `cowork run` exits with; scripts rely on these (docs/cli.md)."""
 
