@@ -26,6 +26,7 @@ CORE_PACKAGES = [
     "usage",
     "routing",
     "mcp",
+    "machines",
 ]
 TRANSPORT = {"starlette", "uvicorn", "websockets", "wsproto", "cowork.server", "cowork.clients"}
 CLIENT_ALLOWED = {"cowork.protocol", "cowork.clients", "rich", "prompt_toolkit", "websockets", "textual", "pydantic"}

@@ -36,6 +36,16 @@ class OperationStatus(StrEnum):
     ERROR = "error"
     CANCELLED = "cancelled"
 
+    @property
+    def is_final(self) -> bool:
+        """Ended for good (done, error, cancelled): nothing can resume it."""
+        return self in (OperationStatus.DONE, OperationStatus.ERROR, OperationStatus.CANCELLED)
+
+    @property
+    def has_stopped(self) -> bool:
+        """Not running now and not waiting for a person: final, or interrupted (which `operation/resume` continues)."""
+        return self.is_final or self is OperationStatus.INTERRUPTED
+
 
 class ToolCallStatus(StrEnum):
     """A tool call's place in the ledger."""
@@ -51,6 +61,11 @@ class ToolCallStatus(StrEnum):
     INTERRUPTED = "interrupted"
     """Started, then the server stopped before it finished: never re-run without asking if it has side effects."""
     CANCELLED = "cancelled"
+
+    @property
+    def is_resolved(self) -> bool:
+        """The call has its result (finished, rejected, cancelled): the model can be told."""
+        return self in (ToolCallStatus.FINISHED, ToolCallStatus.REJECTED, ToolCallStatus.CANCELLED)
 
 
 class GuardrailCode(StrEnum):
