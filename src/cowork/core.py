@@ -18,7 +18,7 @@ from cowork.mcp import McpHypervisor, Notices
 from cowork.mcp._oauth import OAuthManager
 from cowork.mcp.install import InstallService
 from cowork.models import ModelCache, ModelSelector
-from cowork.providers import ProviderService
+from cowork.providers import ModelChoices, ProviderService
 from cowork.runtime import RunnerDeps, Runtime
 from cowork.sandbox import find_bwrap
 from cowork.sessions import EventBus, Journal, SessionService
@@ -121,6 +121,14 @@ class Core:
             self.selector,
             self.tools,
             self.providers,
+        )
+        self.model_choices = ModelChoices(
+            self.config,
+            self.selector,
+            self.providers,
+            sessions=self.sessions,
+            router=self.runtime.router,
+            busy=self.runtime.active_operation,
         )
 
     async def start(self) -> None:

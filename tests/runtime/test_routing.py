@@ -12,7 +12,7 @@ import pytest
 from cowork.core import Core
 from cowork.protocol import ModelSetParams, OperationStatus, Route, SessionInfo
 from cowork.routing import estimate_tokens
-from cowork.server._handlers import HANDLERS
+from cowork.server._registry import HANDLERS
 from cowork.store import repos
 from cowork.testing.core import CoreHarness
 from cowork.testing.mockllm import MockLLMServer, MockResponse

@@ -4,6 +4,7 @@ from ._config import ConfigFileError, ServerConfig, load_file
 from ._hypervisor import McpHypervisor, trust_key
 from ._notices import Notices
 from ._server import AuthProvider, McpServer, McpUnavailable
+from ._signin import start_sign_in
 from ._tool import McpTool, tool_name
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "Notices",
     "ServerConfig",
     "load_file",
+    "start_sign_in",
     "tool_name",
     "trust_key",
 ]

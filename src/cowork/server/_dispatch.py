@@ -25,7 +25,8 @@ from cowork.protocol import (
     parse_frame,
 )
 
-from ._handlers import HANDLERS, Peer
+from ._peer import Peer
+from ._registry import HANDLERS
 
 __all__ = ["Dispatcher", "encode_error", "encode_result"]
 
@@ -96,4 +97,5 @@ class Dispatcher:
             params = spec.params.model_validate(raw)
         except ValidationError as exc:
             raise _params_error(request.method, exc) from None
+        # Every protocol method has a handler (tests/server/test_registry.py), so a KeyError here is a bug.
         return await HANDLERS[request.method](self._core, peer, params)

@@ -1,4 +1,4 @@
-"""`mcp/*` JSON-RPC methods → the core's MCP hypervisor."""
+"""MCP servers: `mcp/*` → the core's MCP hypervisor."""
 
 from __future__ import annotations
 
@@ -17,52 +17,53 @@ from cowork.protocol import (
     McpValidateResult,
 )
 
-from ._handlers import Peer, handles
+from .._peer import Peer
 
-__all__: list[str] = []
+__all__ = [
+    "mcp_add",
+    "mcp_disable",
+    "mcp_enable",
+    "mcp_list",
+    "mcp_remove",
+    "mcp_restart",
+    "mcp_trust",
+    "mcp_update",
+    "mcp_validate",
+]
 
 
-@handles("mcp/list")
 async def mcp_list(core: Core, peer: Peer | None, params: EmptyParams) -> McpListResult:
     return McpListResult(servers=core.mcp.list())
 
 
-@handles("mcp/add")
 async def mcp_add(core: Core, peer: Peer | None, params: McpAddParams) -> McpServerInfo:
     return await core.mcp.add(params)
 
 
-@handles("mcp/update")
 async def mcp_update(core: Core, peer: Peer | None, params: McpUpdateParams) -> McpServerInfo:
     return await core.mcp.update(params)
 
 
-@handles("mcp/remove")
 async def mcp_remove(core: Core, peer: Peer | None, params: McpNameParams) -> McpRemoveResult:
     await core.mcp.remove(params.name)
     return McpRemoveResult(name=params.name, removed=True)
 
 
-@handles("mcp/enable")
 async def mcp_enable(core: Core, peer: Peer | None, params: McpNameParams) -> McpServerInfo:
     return await core.mcp.set_enabled(params.name, True)
 
 
-@handles("mcp/disable")
 async def mcp_disable(core: Core, peer: Peer | None, params: McpNameParams) -> McpServerInfo:
     return await core.mcp.set_enabled(params.name, False)
 
 
-@handles("mcp/restart")
 async def mcp_restart(core: Core, peer: Peer | None, params: McpNameParams) -> McpServerInfo:
     return await core.mcp.restart(params.name)
 
 
-@handles("mcp/validate")
 async def mcp_validate(core: Core, peer: Peer | None, params: McpValidateParams) -> McpValidateResult:
     return await core.mcp.validate(params)
 
 
-@handles("mcp/trust")
 async def mcp_trust(core: Core, peer: Peer | None, params: McpTrustParams) -> McpTrustResult:
     return await core.mcp.trust(params.workspace)

@@ -1,0 +1,53 @@
+"""`initialize` and `ping`: what this server is and offers."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import cowork
+from cowork.core import Core
+from cowork.protocol import (
+    EVENT_PAYLOADS,
+    METHODS,
+    PROTOCOL_VERSION,
+    Capabilities,
+    EmptyParams,
+    InitializeParams,
+    InitializeResult,
+    PingResult,
+    PublicConfig,
+    ServerInfo,
+)
+
+from .._peer import Peer
+
+__all__ = ["initialize", "ping"]
+
+
+async def initialize(core: Core, peer: Peer | None, params: InitializeParams) -> InitializeResult:
+    config = core.config
+    provider = core.selector.default_provider()
+    return InitializeResult(
+        protocol_version=PROTOCOL_VERSION,
+        server_info=ServerInfo(name="cowork", version=cowork.__version__),
+        capabilities=Capabilities(
+            # Every protocol method has a handler (tests/server/test_registry.py), so this is what the server answers.
+            methods=sorted(METHODS),
+            event_types=list(EVENT_PAYLOADS),
+            tools=core.tools.names(),
+            max_frame_bytes=config.server.max_frame_bytes,
+            max_inflight_requests=config.server.max_inflight_requests,
+            sandbox=core.bwrap is not None,
+            sandbox_note=core.sandbox_note,
+        ),
+        config=PublicConfig(
+            workspace=str(core.workspace),
+            provider=provider,
+            model=core.selector.default_model(provider) if provider else None,
+            home=str(core.paths.home),
+        ),
+    )
+
+
+async def ping(core: Core, peer: Peer | None, params: EmptyParams) -> PingResult:
+    return PingResult(time=datetime.now(UTC))

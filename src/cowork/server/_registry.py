@@ -1,0 +1,72 @@
+"""Every JSON-RPC method and the handler that answers it: one explicit table, read by the dispatcher.
+
+A handler is `async (core, peer, params) -> result`, with `params` already validated against the method's params
+model. `tests/server/test_registry.py` checks the table against `cowork.protocol.METHODS` both ways, and each
+handler's annotated params and result types against the method's models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from types import MappingProxyType
+from typing import Any, TypeAlias
+
+from cowork.core import Core
+from cowork.protocol import WireModel
+
+from ._handlers import mcp_install, mcp_servers, models, operations, server, sessions, tools
+from ._peer import Peer
+
+__all__ = ["HANDLERS", "Handler"]
+
+Handler: TypeAlias = Callable[[Core, Peer | None, Any], Awaitable[WireModel]]
+
+HANDLERS: Mapping[str, Handler] = MappingProxyType(
+    {
+        "initialize": server.initialize,
+        "ping": server.ping,
+        "session/create": sessions.session_create,
+        "session/list": sessions.session_list,
+        "session/update": sessions.session_update,
+        "session/get": sessions.session_get,
+        "session/subscribe": sessions.session_subscribe,
+        "session/unsubscribe": sessions.session_unsubscribe,
+        "events/replay": sessions.events_replay,
+        "turn/start": sessions.turn_start,
+        "turn/cancel": sessions.turn_cancel,
+        "turn/steer": sessions.turn_steer,
+        "turn/retry": sessions.turn_retry,
+        "approval/respond": sessions.approval_respond,
+        "ask/respond": sessions.ask_respond,
+        "operation/get": operations.operation_get,
+        "operation/resume": operations.operation_resume,
+        "agent/list": operations.agent_list,
+        "agent/wait": operations.agent_wait,
+        "agent/cancel": operations.agent_cancel,
+        "tool/list": tools.tool_list,
+        "tool/setPolicy": tools.tool_set_policy,
+        "model/list": models.model_list,
+        "model/set": models.model_set,
+        "provider/connect": models.provider_connect,
+        "provider/disconnect": models.provider_disconnect,
+        "provider/status": models.provider_status,
+        "session/usage": models.session_usage,
+        "usage/summary": models.usage_summary,
+        "budget/set": models.budget_set,
+        "mcp/list": mcp_servers.mcp_list,
+        "mcp/add": mcp_servers.mcp_add,
+        "mcp/update": mcp_servers.mcp_update,
+        "mcp/remove": mcp_servers.mcp_remove,
+        "mcp/enable": mcp_servers.mcp_enable,
+        "mcp/disable": mcp_servers.mcp_disable,
+        "mcp/restart": mcp_servers.mcp_restart,
+        "mcp/validate": mcp_servers.mcp_validate,
+        "mcp/trust": mcp_servers.mcp_trust,
+        "mcp/install/start": mcp_install.install_start,
+        "mcp/install/continue": mcp_install.install_continue,
+        "mcp/install/cancel": mcp_install.install_cancel,
+        "mcp/install/get": mcp_install.install_get,
+        "mcp/install/list": mcp_install.install_list,
+        "mcp/auth/start": mcp_install.auth_start,
+    }
+)
