@@ -17,6 +17,8 @@ import pytest
 from cowork.testing.mockllm import MockLLMServer, MockResponse, MockToolCall
 from cowork.testing.server import provider_env
 
+from .newer_server import NewerServer
+
 pytestmark = pytest.mark.slow
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -207,3 +209,35 @@ def test_approval_question_and_steering_inline(
     assert mock_llm.requests[2].last_tool_results[0]["content"] == "blue"
     child.send("/quit\r")
     child.expect(pexpect.EOF)
+
+
+def test_the_repl_shows_a_newer_servers_unknown_events_neutrally_and_keeps_going(
+    workspace: Path, cli_env: dict[str, str]
+) -> None:
+    with NewerServer() as server:
+        child = pexpect.spawn(
+            sys.executable,
+            ["-m", "cowork", "--url", server.address.url],
+            cwd=str(workspace),
+            env=cli_env,
+            encoding="utf-8",
+            timeout=40,
+            dimensions=(50, 120),
+        )
+        child.logfile_read = io.StringIO()
+        child.expect(PROMPT)
+        child.send("Why does the build fail?\r")
+        for _ in range(2):  # the turn's request, then the sub-agent's
+            child.expect("Allow\\?")
+            child.send("y\r")
+            child.expect("Answer")
+            child.send("1\r")
+        child.expect("· event hologram")
+        child.expect("· event tool_call \\(unreadable")
+        child.expect(PROMPT)
+        child.send("/quit\r")
+        child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == 0
+        assert server.calls.count("approval/respond") == 2 and server.calls.count("ask/respond") == 2
+    assert "Traceback" not in screen(child)

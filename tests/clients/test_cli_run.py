@@ -17,6 +17,9 @@ from cowork.testing.core import TEST_TOOLS_PLUGIN
 from cowork.testing.mockllm import MockError, MockLLMServer, MockResponse, MockToolCall
 from cowork.testing.server import PROVIDER_VARIABLES, ServerProcess, provider_env
 
+from .newer_server import NewerServer
+from .samples import transcript as newer_transcript
+
 pytestmark = pytest.mark.slow
 
 
@@ -240,3 +243,53 @@ def test_ctrl_c_cancels_the_turn_and_exits_130(server: ServerProcess, mock_llm: 
     events, outcome = transcript("".join(lines) + out)
     assert kinds(events)[-1] == "operation_status:cancelled"
     assert outcome["outcome"] == "cancelled" and outcome["exitCode"] == 130
+
+
+def run_against(server: NewerServer, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in PROVIDER_VARIABLES}
+    return subprocess.run(
+        [sys.executable, "-m", "cowork", "run", "--url", server.address.url, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+
+
+def test_a_newer_servers_unknown_events_are_shown_neutrally_and_the_turn_completes() -> None:
+    with NewerServer() as server:
+        result = run_against(server, "Why does the build fail?")
+        assert result.returncode == 0, result.stderr
+        # The question is answered (the sub-agent's too); the approval is left waiting, as without a newer server.
+        assert server.calls == ["initialize", "session/create", "turn/start", "ask/respond", "ask/respond"]
+    # The whole transcript: every known type as the REPL shows it, the sub-agent's as two lines, then neutral lines.
+    assert result.stdout == (
+        "✻ thinking…\n"
+        "The build fails.\n"
+        "● read(filePath=ci.log)\n"
+        "  ⎿ 2 lines, 4 chars\n"
+        "  │ reading…\n"
+        "  ⎿ bash was interrupted by a restart; asking before running it again\n"
+        "  ◐ Reading\n"
+        "\n"
+        "  ⟲ context compressed: 4 messages summarised (9,000 → 1,200 tokens)\n"
+        "⚠ the same call three times\n"
+        "◆ explore agent: find the config\n"
+        "⇢ openai:gpt-test (cloud): tools\n"
+        "  ⟳ provider error: trying again in 0.5 s (attempt 2 of 3)\n"
+        "⚠ 80% of today's budget used ($0.80 of $1.00)\n"
+        "  ↳ read(filePath=ci.log)\n"
+        "  ↳ explore agent done\n"
+        "· event hologram\n"
+        "· event tool_call (unreadable: step: Input should be a valid integer, unable to parse string as an integer"
+        " (+3 more))\n"
+    )
+
+
+def test_json_passes_unknown_events_through() -> None:
+    with NewerServer() as server:
+        result = run_against(server, "--json", "Why does the build fail?")
+    assert result.returncode == 0, result.stderr
+    events, outcome = transcript(result.stdout)
+    assert events == newer_transcript("ses_1")  # every event exactly as the server sent it, unknown ones included
+    assert outcome["outcome"] == "done" and outcome["text"] == "The build fails."

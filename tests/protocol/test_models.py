@@ -12,11 +12,14 @@ from cowork.protocol import (
     EVENT_PAYLOADS,
     METHODS,
     NOTIFICATIONS,
+    EventPayload,
     SessionEvent,
     ToolCall,
     TurnStartParams,
     UserMessage,
 )
+
+from ..clients.samples import one_of_each
 
 
 def _all_models() -> list[type[BaseModel]]:
@@ -86,7 +89,23 @@ def test_session_event_type_must_match_payload() -> None:
         )
 
 
-def test_every_event_type_has_one_payload_model() -> None:
-    assert len(EVENT_PAYLOADS) == len({cls.__name__ for cls in EVENT_PAYLOADS.values()})
-    for type_name, cls in EVENT_PAYLOADS.items():
-        assert cls.event_type == type_name
+def test_the_event_types_all_derive_from_the_one_union() -> None:
+    classes = typing.get_args(EventPayload)
+    assert list(EVENT_PAYLOADS.values()) == list(classes)  # the table, in the union's order
+    assert list(EVENT_PAYLOADS) == [cls.__dict__["event_type"] for cls in classes]  # each class's own tag, unique
+    # The `type` field accepts exactly those names (and the schema, hence docs/protocol.md, lists them).
+    assert typing.get_args(SessionEvent.model_fields["type"].annotation) == tuple(EVENT_PAYLOADS)
+    schema = SessionEvent.model_json_schema(by_alias=True)
+    assert schema["properties"]["type"]["enum"] == list(EVENT_PAYLOADS)
+
+
+@pytest.mark.parametrize("payload", one_of_each(), ids=lambda p: p.event_type)
+def test_the_wire_format_is_the_envelope_with_an_untagged_payload(payload: EventPayload) -> None:
+    event = SessionEvent(
+        session_id="s", seq=1, ts=datetime(2026, 1, 1, tzinfo=UTC), type=payload.event_type, payload=payload
+    )
+    wire = event.wire()
+    assert list(wire) == ["sessionId", "seq", "ts", "type", "payload"]
+    assert wire["type"] == payload.event_type and wire["payload"] == payload.wire()
+    assert not {"type", "eventType", "event_type"} & set(wire["payload"])
+    assert SessionEvent.model_validate(wire) == event

@@ -131,3 +131,25 @@ async def test_two_clients_see_one_stream(
         assert page.errors == []  # type: ignore[attr-defined]
     finally:
         await client.close()
+
+
+async def test_an_event_type_newer_than_the_page_gets_a_neutral_line(
+    context: BrowserContext, server: ServerProcess, mock_llm: MockLLMServer
+) -> None:
+    mock_llm.set_script([MockResponse(text="all done")])
+    page = await open_ui(context, server)
+    await page.get_by_test_id("composer").fill("hello")
+    await page.get_by_test_id("composer").press("Enter")
+    await expect(page.get_by_test_id("assistant-message").last).to_have_text("all done")
+    # The next event as a newer server could send it, through the entry point the WebSocket's notifications take.
+    await page.evaluate(
+        """() => {
+          const app = window.coworkApp, view = app.current;
+          app.onNotification({ method: "session/event", params: {
+            sessionId: view.session.id, seq: view.lastSeq + 1, ts: new Date().toISOString(),
+            type: "hologram", payload: { shape: "cube" } } });
+        }"""
+    )
+    await expect(page.get_by_test_id("note-event")).to_have_text("· event hologram")
+    await expect(page.get_by_test_id("assistant-message").last).to_have_text("all done")
+    assert page.errors == []  # type: ignore[attr-defined]

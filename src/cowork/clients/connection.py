@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -27,6 +28,8 @@ from cowork.protocol import METHODS, Params, WireModel, request
 __all__ = ["RpcClient", "RpcError", "ServerAddress", "cowork_home", "discover_server", "ensure_server"]
 
 R = TypeVar("R", bound=WireModel)
+
+_log = logging.getLogger(__name__)
 
 
 class RpcError(Exception):
@@ -145,7 +148,12 @@ class RpcClient:
     async def _read(self) -> None:
         try:
             async for raw in self._ws:
-                self._dispatch(json.loads(raw))
+                try:
+                    message = json.loads(raw)
+                except ValueError:
+                    _log.warning("ignoring a frame that is not JSON: %.200r", raw)
+                    continue
+                self._dispatch(message)
         except websockets.ConnectionClosed:
             pass
         finally:
@@ -155,24 +163,41 @@ class RpcClient:
                     future.set_exception(ConnectionError("connection to the Cowork server closed"))
 
     def _dispatch(self, message: Any) -> None:
+        # Nothing in here may raise: this runs in the reader task, and if that task dies every pending call fails
+        # and no further message is read. A newer server may send what this client does not understand.
         if isinstance(message, list):
             for item in message:
                 self._dispatch(item)
             return
-        if "method" in message:
-            self.on_notification(message["method"], message.get("params") or {})
+        if not isinstance(message, dict):
+            _log.warning("ignoring a message that is not a JSON-RPC object: %.200r", message)
             return
-        future = self._pending.pop(message.get("id"), None)
+        if "method" in message:
+            self._notify(str(message["method"]), message.get("params"))
+            return
+        id_ = message.get("id")
+        future = self._pending.pop(id_, None) if isinstance(id_, int) else None
         if future is None or future.done():
             return
-        if "error" in message:
-            err = message["error"]
-            data = err.get("data") or {}
+        error = message.get("error")
+        if error is not None:
+            err = error if isinstance(error, dict) else {}
+            data = err["data"] if isinstance(err.get("data"), dict) else {}
             future.set_exception(
-                RpcError(str(data.get("code", "error")), err.get("message", ""), rpc_code=err.get("code", 0), data=data)
+                RpcError(
+                    str(data.get("code", "error")), str(err.get("message", "")), rpc_code=err.get("code", 0), data=data
+                )
             )
         else:
             future.set_result(message.get("result"))
+
+    def _notify(self, method: str, params: Any) -> None:
+        try:
+            self.on_notification(method, params if isinstance(params, dict) else {})
+        except Exception:
+            # A handler that cannot cope with one notification is a client bug worth a traceback, not a reason to
+            # stop reading: the turn, and every call waiting for its response, goes on.
+            _log.exception("the %s notification handler failed; the connection keeps reading", method)
 
     async def call(self, method: str, params: Params | dict[str, Any] | None = None) -> Any:
         """Call a method and return its raw result; raises RpcError."""

@@ -57,6 +57,7 @@ from ._methods import *  # noqa: F403
 from ._methods import __all__ as _methods_all
 from ._providers import *  # noqa: F403
 from ._providers import __all__ as _providers_all
+from ._received import ReceivedEvent, ReceivedPayload, UnknownEvent, UnknownPayload, parse_event
 from ._urls import web_url
 from ._usage import *  # noqa: F403
 from ._usage import __all__ as _usage_all
@@ -90,6 +91,8 @@ __all__ = [
     "Params",
     "ProtocolError",
     "Reasoning",
+    "ReceivedEvent",
+    "ReceivedPayload",
     "Request",
     "Route",
     "RequestId",
@@ -100,11 +103,14 @@ __all__ = [
     "ToolCall",
     "ToolInterrupted",
     "ToolResult",
+    "UnknownEvent",
+    "UnknownPayload",
     "Usage",
     "UserMessage",
     "WireModel",
     "error_response",
     "notification",
+    "parse_event",
     "parse_frame",
     "render_protocol_markdown",
     "request",

@@ -121,7 +121,7 @@ def render_protocol_markdown() -> str:
         if spec.errors:
             out += ["**Errors:** " + ", ".join(f"`{e}`" for e in spec.errors), ""]
         for nested in (*_nested_models(spec.params, seen), *_nested_models(spec.result, seen)):
-            if nested.__name__ in EVENT_PAYLOADS or nested.__name__ == "SessionEvent":
+            if nested in EVENT_PAYLOADS.values() or nested.__name__ == "SessionEvent":
                 continue
             out += [f"#### `{nested.__name__}`", "", _doc(nested), ""]
             out += _fields_table(nested)
@@ -129,7 +129,13 @@ def render_protocol_markdown() -> str:
     for name, (model, summary) in NOTIFICATIONS.items():
         out += [f"### `{name}`", "", summary, "", f"**Params** (`{model.__name__}`)", ""]
         out += _fields_table(model)
-    out += ["## Event types", "", "The `type` of a `SessionEvent` decides the shape of its `payload`.", ""]
+    out += [
+        "## Event types",
+        "",
+        "The `type` of a `SessionEvent` decides the shape of its `payload`. New types may be added in any",
+        "version: a client shows a type it does not know neutrally and keeps going (`cowork.protocol.parse_event`).",
+        "",
+    ]
     for type_name, payload in EVENT_PAYLOADS.items():
         out += [f"### `{type_name}`", "", _doc(payload), ""]
         out += _fields_table(payload)

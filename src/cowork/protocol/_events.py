@@ -1,9 +1,16 @@
-"""Session events: the closed set of event types a session produces, and the `session/event` envelope."""
+"""Session events: the closed set of event types a session produces, and the `session/event` envelope.
+
+Each payload class names its wire `type` once (`event_type`); the `EventPayload` union lists the classes once; every
+other view of the set (`EVENT_PAYLOADS`, `EventType`, the generated reference) is derived from those two.
+"""
 
 from __future__ import annotations
 
+import typing
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, ClassVar, Literal, TypeAlias
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
 
 from pydantic import Field, model_validator
 
@@ -42,41 +49,16 @@ __all__ = [
     "UserMessage",
 ]
 
-EventType: TypeAlias = Literal[
-    "user_message",
-    "operation_status",
-    "model_stream_chunk",
-    "reasoning",
-    "assistant_message",
-    "tool_call",
-    "tool_result",
-    "tool_interrupted",
-    "usage",
-    "log",
-    "error",
-    "session_updated",
-    "approval_requested",
-    "approval_resolved",
-    "ask",
-    "ask_resolved",
-    "todos",
-    "context_compressed",
-    "guardrail",
-    "agent_spawned",
-    "route",
-    "model_retry",
-    "budget_warning",
-]
-
 
 class _Payload(WireModel):
-    event_type: ClassVar[EventType]
+    event_type: ClassVar[str]
+    """The `type` this payload travels under in a `SessionEvent` (the payload itself carries no type field)."""
 
 
 class UserMessage(_Payload):
     """The user's input that started a turn."""
 
-    event_type: ClassVar[EventType] = "user_message"
+    event_type = "user_message"
     operation_id: str
     message_id: str
     text: str
@@ -89,7 +71,7 @@ class UserMessage(_Payload):
 class OperationStatusChanged(_Payload):
     """An operation changed status; `code` and `reason` say why when it stopped other than by finishing."""
 
-    event_type: ClassVar[EventType] = "operation_status"
+    event_type = "operation_status"
     operation_id: str
     status: OperationStatus
     code: ErrorCode | None = None
@@ -100,7 +82,7 @@ class OperationStatusChanged(_Payload):
 class ModelStreamChunk(_Payload):
     """A piece of the assistant's answer as the model streams it. Droppable under back-pressure; replay has it."""
 
-    event_type: ClassVar[EventType] = "model_stream_chunk"
+    event_type = "model_stream_chunk"
     operation_id: str
     step: int
     text: str
@@ -109,7 +91,7 @@ class ModelStreamChunk(_Payload):
 class Reasoning(_Payload):
     """A piece of the model's reasoning (thinking) as it streams. Droppable under back-pressure; replay has it."""
 
-    event_type: ClassVar[EventType] = "reasoning"
+    event_type = "reasoning"
     operation_id: str
     step: int
     text: str
@@ -118,7 +100,7 @@ class Reasoning(_Payload):
 class AssistantMessage(_Payload):
     """The assistant's complete text for one model step (the streamed chunks joined)."""
 
-    event_type: ClassVar[EventType] = "assistant_message"
+    event_type = "assistant_message"
     operation_id: str
     step: int
     message_id: str
@@ -128,7 +110,7 @@ class AssistantMessage(_Payload):
 class ToolCall(_Payload):
     """The model asked to run a tool."""
 
-    event_type: ClassVar[EventType] = "tool_call"
+    event_type = "tool_call"
     operation_id: str
     step: int
     tool_call_id: str
@@ -141,7 +123,7 @@ class ToolCall(_Payload):
 class ToolResult(_Payload):
     """A tool finished; `content` is what the model reads (an error message when `is_error`)."""
 
-    event_type: ClassVar[EventType] = "tool_result"
+    event_type = "tool_result"
     operation_id: str
     step: int
     tool_call_id: str
@@ -153,7 +135,7 @@ class ToolResult(_Payload):
 class Usage(_Payload):
     """Tokens used by one model request."""
 
-    event_type: ClassVar[EventType] = "usage"
+    event_type = "usage"
     operation_id: str
     step: int
     provider: str
@@ -173,7 +155,7 @@ class Usage(_Payload):
 class LogLine(_Payload):
     """Progress output from a running tool."""
 
-    event_type: ClassVar[EventType] = "log"
+    event_type = "log"
     operation_id: str | None = None
     tool_call_id: str | None = None
     text: str
@@ -182,7 +164,7 @@ class LogLine(_Payload):
 class ErrorEvent(_Payload):
     """Something went wrong during a turn; `code` is stable, `message` is for people."""
 
-    event_type: ClassVar[EventType] = "error"
+    event_type = "error"
     operation_id: str | None = None
     code: ErrorCode
     message: str
@@ -192,7 +174,7 @@ class ErrorEvent(_Payload):
 class SessionUpdated(_Payload):
     """Session settings changed (title, provider, model)."""
 
-    event_type: ClassVar[EventType] = "session_updated"
+    event_type = "session_updated"
     title: str | None = None
     provider: str | None = None
     model: str | None = None
@@ -205,7 +187,7 @@ class SessionUpdated(_Payload):
 class ToolInterrupted(_Payload):
     """A tool call was running when the server stopped; on resume it is re-run (read-only) or re-asked."""
 
-    event_type: ClassVar[EventType] = "tool_interrupted"
+    event_type = "tool_interrupted"
     operation_id: str
     step: int
     tool_call_id: str
@@ -217,7 +199,7 @@ class ToolInterrupted(_Payload):
 class ApprovalRequested(_Payload):
     """A tool call waits for the user's approval (`approval/respond`)."""
 
-    event_type: ClassVar[EventType] = "approval_requested"
+    event_type = "approval_requested"
     request_id: str
     operation_id: str
     tool_call_id: str
@@ -233,7 +215,7 @@ class ApprovalRequested(_Payload):
 class ApprovalResolved(_Payload):
     """The user approved or rejected a tool call."""
 
-    event_type: ClassVar[EventType] = "approval_resolved"
+    event_type = "approval_resolved"
     request_id: str
     operation_id: str
     tool_call_id: str
@@ -244,7 +226,7 @@ class ApprovalResolved(_Payload):
 class Ask(_Payload):
     """The agent asks the user something (`ask/respond`); `kind` is `guardrail` when it asks whether to go on."""
 
-    event_type: ClassVar[EventType] = "ask"
+    event_type = "ask"
     request_id: str
     operation_id: str
     question: str
@@ -255,7 +237,7 @@ class Ask(_Payload):
 class AskResolved(_Payload):
     """A question got its answer."""
 
-    event_type: ClassVar[EventType] = "ask_resolved"
+    event_type = "ask_resolved"
     request_id: str
     operation_id: str
     answer: str
@@ -264,7 +246,7 @@ class AskResolved(_Payload):
 class Todos(_Payload):
     """The agent's whole progress list, after each change."""
 
-    event_type: ClassVar[EventType] = "todos"
+    event_type = "todos"
     operation_id: str | None = None
     todos: list[Todo]
 
@@ -272,7 +254,7 @@ class Todos(_Payload):
 class ContextCompressed(_Payload):
     """Older history was summarised to fit the model's context window."""
 
-    event_type: ClassVar[EventType] = "context_compressed"
+    event_type = "context_compressed"
     operation_id: str
     summarized_messages: int
     kept_messages: int
@@ -283,7 +265,7 @@ class ContextCompressed(_Payload):
 class Guardrail(_Payload):
     """A guardrail stopped or paused the operation; `code` says which and `message` why."""
 
-    event_type: ClassVar[EventType] = "guardrail"
+    event_type = "guardrail"
     operation_id: str
     code: GuardrailCode
     message: str
@@ -296,7 +278,7 @@ class Guardrail(_Payload):
 class AgentSpawned(_Payload):
     """A sub-agent started on a task for its parent operation."""
 
-    event_type: ClassVar[EventType] = "agent_spawned"
+    event_type = "agent_spawned"
     operation_id: str
     child_operation_id: str
     agent_type: str
@@ -307,7 +289,7 @@ class AgentSpawned(_Payload):
 class Route(_Payload):
     """The complexity router chose this turn's model, and says why."""
 
-    event_type: ClassVar[EventType] = "route"
+    event_type = "route"
     operation_id: str
     tier: str
     provider: str
@@ -323,7 +305,7 @@ class Route(_Payload):
 class ModelRetry(_Payload):
     """A model request failed before it streamed anything and will be tried again after a delay."""
 
-    event_type: ClassVar[EventType] = "model_retry"
+    event_type = "model_retry"
     operation_id: str
     step: int
     attempt: int = Field(description="The attempt about to be made (2 for the first retry).")
@@ -336,7 +318,7 @@ class ModelRetry(_Payload):
 class BudgetWarning(_Payload):
     """Spend crossed the warning share of a budget cap."""
 
-    event_type: ClassVar[EventType] = "budget_warning"
+    event_type = "budget_warning"
     operation_id: str | None = None
     cap: Literal["interaction", "daily", "weekly", "monthly"]
     limit_usd: float
@@ -369,37 +351,32 @@ EventPayload: TypeAlias = (
     | ModelRetry
     | BudgetWarning
 )
+"""Every event payload: the one list of event types. Add a class here and every client's dispatch must decide."""
 
-EVENT_PAYLOADS: dict[str, type[_Payload]] = {
-    cls.event_type: cls
-    for cls in (
-        UserMessage,
-        OperationStatusChanged,
-        ModelStreamChunk,
-        Reasoning,
-        AssistantMessage,
-        ToolCall,
-        ToolResult,
-        Usage,
-        LogLine,
-        ErrorEvent,
-        SessionUpdated,
-        ToolInterrupted,
-        ApprovalRequested,
-        ApprovalResolved,
-        Ask,
-        AskResolved,
-        Todos,
-        ContextCompressed,
-        Guardrail,
-        AgentSpawned,
-        Route,
-        ModelRetry,
-        BudgetWarning,
-    )
-}
 
-DELTA_EVENT_TYPES: frozenset[str] = frozenset({"model_stream_chunk", "reasoning"})
+def _payload_table() -> Mapping[str, type[EventPayload]]:
+    table: dict[str, type[EventPayload]] = {}
+    for cls in typing.get_args(EventPayload):
+        tag = cls.__dict__.get("event_type")
+        # A class that forgot its tag would inherit none (or a parent's) and shadow another type on the wire.
+        if not isinstance(tag, str) or tag in table:
+            raise TypeError(f"{cls.__name__} needs its own, unique `event_type` (got {tag!r})")
+        table[tag] = cls
+    return MappingProxyType(table)
+
+
+EVENT_PAYLOADS: Mapping[str, type[EventPayload]] = _payload_table()
+"""Event type → payload class, in the union's order."""
+
+if TYPE_CHECKING:
+    # mypy cannot build a Literal from a computed tuple; statically the tag is a string, which is all callers need
+    # (dispatch is by payload class, `match` + `assert_never`).
+    EventType: TypeAlias = str
+else:
+    # At run time it is the closed set, so `SessionEvent` rejects an unknown `type` and the schema lists the names.
+    EventType = Literal[tuple(EVENT_PAYLOADS)]
+
+DELTA_EVENT_TYPES: frozenset[str] = frozenset({ModelStreamChunk.event_type, Reasoning.event_type})
 """Event types a slow connection may drop; a client that sees a gap in `seq` recovers them with `events/replay`."""
 
 

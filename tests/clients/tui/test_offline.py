@@ -6,12 +6,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from textual.widgets import Collapsible, Markdown
 
 from cowork.clients.connection import ServerAddress
 from cowork.clients.tui import CoworkApp, TuiOptions
 from cowork.clients.tui.screens import QuestionScreen
-from cowork.clients.tui.widgets import McpPanel
-from cowork.protocol import PendingQuestion, PendingRequests
+from cowork.clients.tui.widgets import ChatView, McpPanel
+from cowork.protocol import PendingQuestion, PendingRequests, SessionInfo, parse_event
+
+from ..samples import transcript
 
 pytestmark = pytest.mark.anyio
 
@@ -60,3 +63,55 @@ async def test_an_unreachable_server_shows_reconnecting_and_mcp_panel_states(tmp
         assert "MCP not available" in str(panel.render())
         panel.status({"name": "x", "status": "running"})  # an old server sends no mcp/status; ignored anyway
         assert "MCP not available" in str(panel.render())
+
+
+async def test_every_event_type_is_shown_or_ignored_and_unknown_ones_get_a_neutral_line() -> None:
+    app = CoworkApp()
+    async with app.run_test(size=(120, 60)) as pilot:
+        await app.show_session(
+            SessionInfo(id="ses_1", title="t", workspace="/p", created_at=T0, updated_at=T0, last_seq=0)
+        )
+        app.state.subscribed(0, PendingRequests())  # everything that follows is live
+        events = transcript("ses_1")
+        for params in events:
+            await app.apply_event(parse_event(params))
+            await pilot.pause()  # let a request dialog mount before its resolution dismisses it
+        assert app.state.last_seq == len(events) and app.state.running is None
+        lines = []
+        for child in app.query_one(ChatView).children:
+            if isinstance(child, Markdown):
+                lines.append(child.source)
+            elif isinstance(child, Collapsible):
+                lines.append(str(child.title))
+            else:
+                lines.append(str(child.render()))
+        # The whole transcript: each type shown once (usage, todos and the title go to their panels), a sub-agent
+        # as one line per tool call and one when it stops, then the neutral lines.
+        assert lines == [
+            "› Why does the build fail?",
+            "The build fails.",  # the streamed chunk opened it, the complete message replaced its text
+            "✻ thinking",
+            "[cyan]●[/] [b]read[/b][dim](filePath=ci.log)[/dim][dim]  ⎿ 2 lines, 4 chars[/dim]",
+            "  │ reading…",
+            "✘ internal_error: a hiccup",
+            "  ⎿ bash was interrupted by a restart; asking before running it again",
+            "⏸ approval needed: bash — x",
+            "  ✔ approved",
+            "? question: Which one?",
+            "  → a",
+            "⟲ context compressed: 4 messages summarised (9,000 → 1,200 tokens)",
+            "⚠ the same call three times",
+            "◆ explore agent: find the config",
+            "⇢ openai:gpt-test (cloud): tools",
+            "⟳ provider error: trying again in 0.5 s (attempt 2 of 3)",
+            "⚠ 80% of today's budget used ($0.80 of $1.00)",
+            "  ↳ read(filePath=ci.log)",
+            "  ↳ explore agent done",
+            "· event hologram",
+            "· event tool_call (unreadable: step: Input should be a valid integer, unable to parse string as an integer"
+            " (+3 more))",
+        ]
+        assert [t.content for t in app.state.todos] == ["Read the log"]
+        assert app.state.usage.input_tokens == 240  # the turn's and its sub-agent's
+        assert app.sub_title == "The failing build"
+        assert not app.state.approvals and not app.state.questions

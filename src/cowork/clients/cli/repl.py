@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.history import FileHistory
@@ -21,35 +21,57 @@ from rich.text import Text
 
 import cowork
 from cowork.clients.connection import RpcClient, RpcError, ServerAddress, cowork_home, ensure_server
+from cowork.clients.format import render_todos, summarize_arguments
 from cowork.protocol import (
+    AgentSpawned,
     ApprovalRequested,
+    ApprovalResolved,
     ApprovalRespondParams,
     Ask,
+    AskResolved,
     AskRespondParams,
+    AssistantMessage,
+    BudgetWarning,
     ClientInfo,
-    EventsReplayParams,
+    ContextCompressed,
+    ErrorEvent,
+    Guardrail,
     InitializeParams,
     InitializeResult,
+    LogLine,
     ModelListParams,
     ModelListResult,
+    ModelRetry,
     ModelSetParams,
+    ModelStreamChunk,
     OperationRef,
     OperationStatus,
     OperationStatusChanged,
+    Reasoning,
+    ReceivedEvent,
+    Route,
     SessionCreateParams,
-    SessionEvent,
     SessionGetParams,
     SessionGetResult,
     SessionInfo,
     SessionListParams,
     SessionListResult,
+    SessionUpdated,
     SessionUpdateParams,
+    Todos,
+    ToolCall,
+    ToolInterrupted,
     ToolListResult,
+    ToolResult,
     ToolSetPolicyParams,
     TurnCancelParams,
     TurnStartParams,
     TurnStartResult,
     TurnSteerParams,
+    UnknownPayload,
+    Usage,
+    UserMessage,
+    parse_event,
     web_url,
 )
 
@@ -57,7 +79,7 @@ from .completion import SlashCompleter
 from .keys import KeyReader, LineEditor
 from .mcp_cmds import MCP_HELP, run_mcp_command
 from .models_cmds import MODEL_COMMANDS, run_model_command
-from .render import TurnView, print_error, render_todos, summarize_arguments
+from .render import TurnView, print_error
 
 __all__ = ["Repl", "ReplOptions", "run_repl"]
 
@@ -93,7 +115,7 @@ class Repl:
     console: Console = field(default_factory=Console)
     client: RpcClient | None = None
     session: SessionInfo | None = None
-    events: asyncio.Queue[SessionEvent] = field(default_factory=asyncio.Queue)
+    events: asyncio.Queue[ReceivedEvent] = field(default_factory=asyncio.Queue)
     mcp_names: list[str] = field(default_factory=list)
     tool_names: list[str] = field(default_factory=list)
     session_ids: list[str] = field(default_factory=list)
@@ -117,7 +139,7 @@ class Repl:
 
     def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         if method == "session/event":
-            event = SessionEvent.model_validate(params)
+            event = parse_event(params)
             payload = event.payload
             if isinstance(payload, OperationStatusChanged) and payload.parent_operation_id is None:
                 if payload.status == OperationStatus.INTERRUPTED:
@@ -143,7 +165,7 @@ class Repl:
             style = "bold green" if message.role == "user" else "bold cyan"
             self.console.print(Text.assemble((f"{who}: ", style), message.text[:500]))
         if result.todos:
-            self.console.print(render_todos(result.todos))
+            self.console.print(render_todos(result.todos, indent="  "))
         waiting = len(result.pending.approvals) + len(result.pending.questions)
         if waiting or result.session.active_operation_id:
             note = f"{waiting} request(s) waiting for you" if waiting else "a turn is in progress"
@@ -260,14 +282,42 @@ class Repl:
         for question in got.pending.questions:
             await self._answer(question.request_id, question.question, question.options, question.kind, view, keys)
 
-    async def _maybe_answer(self, event: SessionEvent, view: TurnView, keys: KeyReader) -> None:
+    async def _maybe_answer(self, event: ReceivedEvent, view: TurnView, keys: KeyReader) -> None:
         payload = event.payload
-        if isinstance(payload, ApprovalRequested):
-            await self._approve(
-                payload.request_id, payload.name, payload.arguments, payload.reason, view, keys, payload.dangerous
-            )
-        elif isinstance(payload, Ask):
-            await self._answer(payload.request_id, payload.question, payload.options, payload.kind, view, keys)
+        match payload:
+            case ApprovalRequested():
+                await self._approve(
+                    payload.request_id, payload.name, payload.arguments, payload.reason, view, keys, payload.dangerous
+                )
+            case Ask():
+                await self._answer(payload.request_id, payload.question, payload.options, payload.kind, view, keys)
+            case (
+                UserMessage()
+                | OperationStatusChanged()
+                | ModelStreamChunk()
+                | Reasoning()
+                | AssistantMessage()
+                | ToolCall()
+                | ToolResult()
+                | Usage()
+                | LogLine()
+                | ErrorEvent()
+                | SessionUpdated()
+                | ToolInterrupted()
+                | ApprovalResolved()
+                | AskResolved()
+                | Todos()
+                | ContextCompressed()
+                | Guardrail()
+                | AgentSpawned()
+                | Route()
+                | ModelRetry()
+                | BudgetWarning()
+                | UnknownPayload()
+            ):
+                pass  # nothing to answer; the view shows them
+            case _:
+                assert_never(payload)
 
     async def _approve(
         self,
@@ -527,11 +577,6 @@ class Repl:
             if result.router.local_note:
                 self.console.print(Text(f"Local tier off: {result.router.local_note}", style="yellow"))
         self.console.print(Text("Switch with /model provider:model, or /model auto", style="dim"))
-
-    async def replay_all(self) -> list[SessionEvent]:
-        assert self.session is not None
-        result = await self.rpc.request("events/replay", EventsReplayParams(session_id=self.session.id))
-        return list(result.events)
 
 
 def _folder(workspace: str, arg: str) -> str:

@@ -19,7 +19,7 @@ import uuid
 from dataclasses import dataclass, field
 from enum import IntEnum
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, assert_never
 
 from rich.console import Console
 from rich.text import Text
@@ -27,26 +27,46 @@ from rich.text import Text
 import cowork
 from cowork.clients.connection import RpcClient, RpcError, ServerAddress, ensure_server
 from cowork.protocol import (
+    AgentSpawned,
     ApprovalRequested,
+    ApprovalResolved,
     ApprovalRespondParams,
     Ask,
+    AskResolved,
     AskRespondParams,
     AssistantMessage,
+    BudgetWarning,
     ClientInfo,
+    ContextCompressed,
     ErrorEvent,
+    Guardrail,
     InitializeParams,
+    LogLine,
+    ModelRetry,
     ModelSetParams,
+    ModelStreamChunk,
     OperationStatus,
     OperationStatusChanged,
+    Reasoning,
+    ReceivedEvent,
+    Route,
     SessionCreateParams,
-    SessionEvent,
     SessionGetParams,
     SessionGetResult,
     SessionInfo,
+    SessionUpdated,
     SessionUpdateParams,
+    Todos,
+    ToolCall,
+    ToolInterrupted,
+    ToolResult,
     TurnCancelParams,
     TurnStartParams,
     TurnStartResult,
+    UnknownPayload,
+    Usage,
+    UserMessage,
+    parse_event,
 )
 
 from .render import TurnView, print_error
@@ -191,9 +211,10 @@ class _Run:
             if raw is None:  # the connection closed
                 raise _Stop(ExitCode.FAILED, ("disconnected", "The connection to the Cowork server was lost."))
             if self.options.json:
-                self.emit(raw)
-            event = SessionEvent.model_validate(raw)
-            code = await self._handle(event, raw["payload"], view)
+                self.emit(raw)  # as it came, so a type this client does not know still reaches the script
+            event = parse_event(raw)
+            raw_payload = raw.get("payload")
+            code = await self._handle(event, raw_payload if isinstance(raw_payload, dict) else {}, view)
             if code is not None:
                 return code
 
@@ -225,7 +246,7 @@ class _Run:
         loop = asyncio.get_running_loop()
         loop.call_later(_CANCEL_GRACE_SECONDS, self.interrupts.put_nowait, None)
 
-    async def _handle(self, event: SessionEvent, raw_payload: dict[str, Any], view: TurnView) -> ExitCode | None:
+    async def _handle(self, event: ReceivedEvent, raw_payload: dict[str, Any], view: TurnView) -> ExitCode | None:
         payload = event.payload
         ours = getattr(payload, "operation_id", None) == self.operation_id
         if isinstance(payload, ErrorEvent) and ours:
@@ -234,14 +255,41 @@ class _Run:
             return None
         if not self.options.json:
             view.handle(event)
-        if isinstance(payload, AssistantMessage) and ours:
-            self.answer = payload.text
-        elif isinstance(payload, ApprovalRequested):
-            await self._approval(payload, raw_payload)
-        elif isinstance(payload, Ask):
-            await self._question(payload)
-        elif isinstance(payload, OperationStatusChanged):
-            return self._status(payload)
+        match payload:
+            case AssistantMessage():
+                if ours:
+                    self.answer = payload.text
+            case ApprovalRequested():
+                await self._approval(payload, raw_payload)
+            case Ask():
+                await self._question(payload)
+            case OperationStatusChanged():
+                return self._status(payload)
+            case (
+                UserMessage()
+                | ModelStreamChunk()
+                | Reasoning()
+                | ToolCall()
+                | ToolResult()
+                | Usage()
+                | LogLine()
+                | ErrorEvent()
+                | SessionUpdated()
+                | ToolInterrupted()
+                | ApprovalResolved()
+                | AskResolved()
+                | Todos()
+                | ContextCompressed()
+                | Guardrail()
+                | AgentSpawned()
+                | Route()
+                | ModelRetry()
+                | BudgetWarning()
+                | UnknownPayload()
+            ):
+                pass  # only shown (by the view, or as JSON lines); nothing for the run to decide
+            case _:
+                assert_never(payload)
         return None
 
     async def _approval(self, payload: ApprovalRequested, raw_payload: dict[str, Any]) -> None:
@@ -287,7 +335,7 @@ class _Run:
             return ExitCode.DONE
         if status == OperationStatus.CANCELLED and self.cancelling:
             return ExitCode.INTERRUPTED
-        if status in (OperationStatus.ERROR, OperationStatus.CANCELLED, OperationStatus.INTERRUPTED):
+        if status.has_stopped:  # error, cancelled (not by us), interrupted
             error = self.error or (str(payload.code or status), payload.reason or f"the turn ended: {status}")
             raise _Stop(ExitCode.NO_PROVIDER if error[0] == "no_provider" else ExitCode.FAILED, error)
         return None

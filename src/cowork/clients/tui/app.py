@@ -13,9 +13,8 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 
-from pydantic import ValidationError
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
@@ -29,19 +28,35 @@ from textual.widgets import Footer, Header, Input, Label, ListView
 import cowork
 from cowork.clients.connection import RpcClient, RpcError, ServerAddress, discover_server, ensure_server
 from cowork.protocol import (
+    AgentSpawned,
+    ApprovalRequested,
+    ApprovalResolved,
     ApprovalRespondParams,
+    Ask,
+    AskResolved,
     AskRespondParams,
+    AssistantMessage,
+    BudgetWarning,
     ClientInfo,
+    ContextCompressed,
+    ErrorEvent,
+    Guardrail,
     InitializeParams,
     InitializeResult,
+    LogLine,
     ModelListParams,
     ModelListResult,
+    ModelRetry,
     ModelSetParams,
+    ModelStreamChunk,
     OperationRef,
+    OperationStatusChanged,
     PendingApproval,
     PendingQuestion,
+    Reasoning,
+    ReceivedEvent,
+    Route,
     SessionCreateParams,
-    SessionEvent,
     SessionGetParams,
     SessionInfo,
     SessionListParams,
@@ -50,9 +65,17 @@ from cowork.protocol import (
     SessionUpdated,
     SubscribeParams,
     SubscribeResult,
+    Todos,
+    ToolCall,
+    ToolInterrupted,
+    ToolResult,
     TurnCancelParams,
     TurnStartParams,
     TurnSteerParams,
+    UnknownPayload,
+    Usage,
+    UserMessage,
+    parse_event,
 )
 
 from .screens import ApprovalAnswer, ApprovalScreen, ModelPickerScreen, QuestionScreen
@@ -109,7 +132,7 @@ class TuiOptions:
 
 
 class EventArrived(Message):
-    def __init__(self, event: SessionEvent) -> None:
+    def __init__(self, event: ReceivedEvent) -> None:
         super().__init__()
         self.event = event
 
@@ -285,12 +308,7 @@ class CoworkApp(App[int]):
 
     def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         if method == "session/event":
-            try:
-                event = SessionEvent.model_validate(params)
-            except ValidationError as exc:  # an event type newer than this client: skip it, keep reading
-                self.log.warning(f"unreadable event: {exc}")
-                return
-            self.post_message(EventArrived(event))
+            self.post_message(EventArrived(parse_event(params)))
         elif method == "mcp/status":
             self.post_message(McpStatusArrived(params))
 
@@ -337,28 +355,49 @@ class CoworkApp(App[int]):
 
     # -- events -----------------------------------------------------------------------------------------------
 
-    async def apply_event(self, event: SessionEvent) -> None:
+    async def apply_event(self, event: ReceivedEvent) -> None:
         """Show one event of the shown session (events already seen or of another session are ignored)."""
         if not self.state.is_new(event):
             return
         self.state.apply(event)
         await self.chat.handle(event)
         payload = event.payload
-        if event.type == "todos":
-            self.query_one(TodosPanel).show(self.state.todos)
-        elif event.type == "usage":
-            self._refresh_usage()
-        elif isinstance(payload, SessionUpdated):
-            await self._session_updated(payload)
-        elif event.type in ("approval_requested", "ask"):
-            self.show_next_request()
-        elif event.type in ("approval_resolved", "ask_resolved"):
-            request_id = getattr(payload, "request_id", None)
-            if self._request_screen is not None and self._request_screen.request.request_id == request_id:
-                self.dismiss_request()  # answered elsewhere (another client)
-        elif event.type == "operation_status" and self.state.running is None and self.state.boundary is not None:
-            if event.seq > self.state.boundary:
-                self.run_worker(self._guarded(self._refresh_sessions()), group="sessions", exclusive=True)
+        match payload:
+            case Todos():
+                self.query_one(TodosPanel).show(self.state.todos)
+            case Usage():
+                self._refresh_usage()
+            case SessionUpdated():
+                await self._session_updated(payload)
+            case ApprovalRequested() | Ask():
+                self.show_next_request()
+            case ApprovalResolved() | AskResolved():
+                if self._request_screen is not None and self._request_screen.request.request_id == payload.request_id:
+                    self.dismiss_request()  # answered elsewhere (another client)
+            case OperationStatusChanged():
+                if self.state.running is None and self.state.boundary is not None and event.seq > self.state.boundary:
+                    self.run_worker(self._guarded(self._refresh_sessions()), group="sessions", exclusive=True)
+            case (
+                UserMessage()
+                | ModelStreamChunk()
+                | Reasoning()
+                | AssistantMessage()
+                | ToolCall()
+                | ToolResult()
+                | LogLine()
+                | ErrorEvent()
+                | ToolInterrupted()
+                | ContextCompressed()
+                | Guardrail()
+                | AgentSpawned()
+                | Route()
+                | ModelRetry()
+                | BudgetWarning()
+                | UnknownPayload()
+            ):
+                pass  # the transcript's alone
+            case _:
+                assert_never(payload)
 
     async def _session_updated(self, payload: SessionUpdated) -> None:
         if self.session is None:

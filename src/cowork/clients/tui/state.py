@@ -6,45 +6,43 @@ the truth, this is only the client's reading of it.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import assert_never
 
 from cowork.protocol import (
+    AgentSpawned,
     ApprovalRequested,
     ApprovalResolved,
     Ask,
     AskResolved,
-    OperationStatus,
+    AssistantMessage,
+    BudgetWarning,
+    ContextCompressed,
+    ErrorEvent,
+    Guardrail,
+    LogLine,
+    ModelRetry,
+    ModelStreamChunk,
     OperationStatusChanged,
     PendingApproval,
     PendingQuestion,
     PendingRequests,
+    Reasoning,
+    ReceivedEvent,
+    Route,
     SessionEvent,
+    SessionUpdated,
     Todo,
     Todos,
+    ToolCall,
+    ToolInterrupted,
+    ToolResult,
+    UnknownPayload,
     Usage,
+    UserMessage,
 )
 
-__all__ = ["TERMINAL", "SessionState", "UsageTotals", "result_size", "summarize_arguments"]
-
-TERMINAL = frozenset(
-    {OperationStatus.DONE, OperationStatus.ERROR, OperationStatus.CANCELLED, OperationStatus.INTERRUPTED}
-)
-
-
-def summarize_arguments(arguments: dict[str, Any], width: int = 70) -> str:
-    parts = []
-    for key, value in arguments.items():
-        shown = value if isinstance(value, str) else json.dumps(value)
-        parts.append(f"{key}={shown}")
-    text = ", ".join(parts).replace("\n", " ")
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def result_size(content: str) -> str:
-    lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
-    return f"{lines} line{'s' if lines != 1 else ''}, {len(content):,} chars"
+__all__ = ["SessionState", "UsageTotals"]
 
 
 @dataclass
@@ -81,51 +79,77 @@ class SessionState:
     running: str | None = None
     """The top-level operation running now, if any."""
 
-    def is_new(self, event: SessionEvent) -> bool:
+    def is_new(self, event: ReceivedEvent) -> bool:
         return event.session_id == self.session_id and event.seq > self.last_seq
 
-    def apply(self, event: SessionEvent) -> None:
+    def apply(self, event: ReceivedEvent) -> None:
         """Record an event (call only when `is_new`)."""
         self.last_seq = event.seq
+        # Up to the subscription's boundary events are history: what still waits comes from the subscribe result.
+        live = self.boundary is not None and event.seq > self.boundary
         payload = event.payload
-        if isinstance(payload, Todos):
-            self.todos = list(payload.todos)
-        elif isinstance(payload, Usage):
-            self.usage.add(payload)
-        elif isinstance(payload, OperationStatusChanged) and payload.parent_operation_id is None:
-            if payload.status in TERMINAL:
-                if self.running == payload.operation_id:
-                    self.running = None
-            else:
-                self.running = payload.operation_id
-        if self.boundary is None or event.seq <= self.boundary:
-            return  # history: what is still pending comes from the subscribe result
-        if isinstance(payload, ApprovalRequested):
-            self.approvals[payload.request_id] = PendingApproval(
-                request_id=payload.request_id,
-                session_id=event.session_id,
-                operation_id=payload.operation_id,
-                tool_call_id=payload.tool_call_id,
-                name=payload.name,
-                arguments=payload.arguments,
-                reason=payload.reason,
-                rerun=payload.rerun,
-                created_at=event.ts,
-            )
-        elif isinstance(payload, Ask):
-            self.questions[payload.request_id] = PendingQuestion(
-                request_id=payload.request_id,
-                session_id=event.session_id,
-                operation_id=payload.operation_id,
-                question=payload.question,
-                options=list(payload.options),
-                kind=payload.kind,
-                created_at=event.ts,
-            )
-        elif isinstance(payload, ApprovalResolved):
-            self.approvals.pop(payload.request_id, None)
-        elif isinstance(payload, AskResolved):
-            self.questions.pop(payload.request_id, None)
+        match payload:
+            case Todos():
+                self.todos = list(payload.todos)
+            case Usage():
+                self.usage.add(payload)
+            case OperationStatusChanged():
+                if payload.parent_operation_id is None:
+                    if not payload.status.has_stopped:
+                        self.running = payload.operation_id
+                    elif self.running == payload.operation_id:
+                        self.running = None
+            case ApprovalRequested():
+                if live:
+                    assert isinstance(event, SessionEvent)  # a payload this client could read came in a SessionEvent
+                    self.approvals[payload.request_id] = PendingApproval(
+                        request_id=payload.request_id,
+                        session_id=event.session_id,
+                        operation_id=payload.operation_id,
+                        tool_call_id=payload.tool_call_id,
+                        name=payload.name,
+                        arguments=payload.arguments,
+                        reason=payload.reason,
+                        rerun=payload.rerun,
+                        created_at=event.ts,
+                    )
+            case Ask():
+                if live:
+                    assert isinstance(event, SessionEvent)
+                    self.questions[payload.request_id] = PendingQuestion(
+                        request_id=payload.request_id,
+                        session_id=event.session_id,
+                        operation_id=payload.operation_id,
+                        question=payload.question,
+                        options=list(payload.options),
+                        kind=payload.kind,
+                        created_at=event.ts,
+                    )
+            case ApprovalResolved() | AskResolved():
+                if live:
+                    self.resolve(payload.request_id)
+            case (
+                UserMessage()
+                | ModelStreamChunk()
+                | Reasoning()
+                | AssistantMessage()
+                | ToolCall()
+                | ToolResult()
+                | LogLine()
+                | ErrorEvent()
+                | SessionUpdated()
+                | ToolInterrupted()
+                | ContextCompressed()
+                | Guardrail()
+                | AgentSpawned()
+                | Route()
+                | ModelRetry()
+                | BudgetWarning()
+                | UnknownPayload()
+            ):
+                pass  # the transcript's business, not the session state's
+            case _:
+                assert_never(payload)
 
     def subscribed(self, last_seq: int, pending: PendingRequests) -> None:
         """The subscription is live: everything up to `last_seq` was replayed; `pending` is what waits now."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, assert_never
 
 from rich.text import Text
 from textual.containers import VerticalScroll
@@ -11,6 +11,7 @@ from textual.markup import escape
 from textual.widgets import Collapsible, ListItem, ListView, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
+from cowork.clients import format as fmt
 from cowork.protocol import (
     AgentSpawned,
     ApprovalRequested,
@@ -28,17 +29,22 @@ from cowork.protocol import (
     OperationStatus,
     OperationStatusChanged,
     Reasoning,
+    ReceivedEvent,
+    ReceivedPayload,
     Route,
-    SessionEvent,
     SessionInfo,
+    SessionUpdated,
     Todo,
+    Todos,
     ToolCall,
     ToolInterrupted,
     ToolResult,
+    UnknownPayload,
+    Usage,
     UserMessage,
 )
 
-from .state import TERMINAL, UsageTotals, result_size, summarize_arguments
+from .state import UsageTotals
 
 __all__ = [
     "ChatView",
@@ -48,10 +54,8 @@ __all__ = [
     "TodosPanel",
     "ToolCallLine",
     "UsageBar",
-    "render_todos",
 ]
 
-_TODO_MARK = {"completed": ("✔", "green"), "in_progress": ("◐", "yellow"), "pending": ("○", "dim")}
 _MCP_STYLE = {
     "running": ("●", "green"),
     "starting": ("◐", "yellow"),
@@ -61,17 +65,6 @@ _MCP_STYLE = {
     "auth_required": ("⚿", "yellow"),
     "untrusted": ("?", "yellow"),
 }
-
-
-def render_todos(todos: list[Todo]) -> Text:
-    text = Text()
-    for todo in todos:
-        mark, style = _TODO_MARK[todo.status]
-        label = todo.active_form if todo.status == "in_progress" and todo.active_form else todo.content
-        text.append(f"{mark} ", style=style)
-        text.append(label + "\n", style="strike dim" if todo.status == "completed" else "")
-    text.rstrip()
-    return text
 
 
 class ToolCallLine(Collapsible):
@@ -85,14 +78,14 @@ class ToolCallLine(Collapsible):
 
     def _line_title(self) -> str:
         """Markup for the one line (Collapsible titles are markup)."""
-        args = escape(f"({summarize_arguments(self.call.arguments)})")
+        args = escape(f"({fmt.summarize_arguments(self.call.arguments)})")
         head = f"[cyan]●[/] [b]{escape(self.call.name)}[/b][dim]{args}[/dim]"
         if self.result is None:
             return head
+        summary = escape(fmt.result_summary(self.result, 80))
         if self.result.is_error:
-            first = self.result.content.splitlines()[0][:80] if self.result.content else "error"
-            return f"{head}[dim]  ⎿ [/dim][red]{escape(first)}[/red]"
-        return f"{head}[dim]  ⎿ {result_size(self.result.content)}[/dim]"
+            return f"{head}[dim]  ⎿ [/dim][red]{summary}[/red]"
+        return f"{head}[dim]  ⎿ {summary}[/dim]"
 
     def _details(self) -> Text:
         text = Text()
@@ -102,7 +95,9 @@ class ToolCallLine(Collapsible):
             text.append("running…", style="dim")
         else:
             text.append("result ", style="bold")
-            text.append(result_size(self.result.content) + ("  (error)" if self.result.is_error else ""), style="dim")
+            text.append(
+                fmt.result_size(self.result.content) + ("  (error)" if self.result.is_error else ""), style="dim"
+            )
             preview = "\n".join(self.result.content.splitlines()[:8])
             if preview:
                 text.append("\n" + preview[:1000], style="red" if self.result.is_error else "")
@@ -148,15 +143,68 @@ class ChatView(VerticalScroll):
     async def note(self, text: str | Text, classes: str = "note") -> None:
         await self._add(Static(text, classes=classes))
 
-    async def handle(self, event: SessionEvent) -> None:
+    async def handle(self, event: ReceivedEvent) -> None:  # noqa: C901 (one flat case per event type is the point)
+        """Add one event to the transcript (a sub-agent's as one line per tool call and one when it stops)."""
         payload = event.payload
         op = getattr(payload, "operation_id", None)
         if op is not None and op in self._children_ops:
             await self._child_event(op, payload)
             return
-        handler = getattr(self, f"_on_{event.type}", None)
-        if handler is not None:
-            await handler(payload)
+        match payload:
+            case UserMessage():
+                await self._on_user_message(payload)
+            case ModelStreamChunk():
+                await self._on_model_stream_chunk(payload)
+            case AssistantMessage():
+                await self._on_assistant_message(payload)
+            case Reasoning():
+                await self._on_reasoning(payload)
+            case ToolCall():
+                line = ToolCallLine(payload)
+                self._tools[payload.tool_call_id] = line
+                await self._add(line)
+            case ToolResult():
+                if (called := self._tools.get(payload.tool_call_id)) is not None:
+                    called.set_result(payload)
+            case ToolInterrupted():
+                await self.note(fmt.tool_interrupted(payload))
+            case ApprovalRequested():
+                reason = f" — {payload.reason}" if payload.reason else ""
+                await self.note(Text.assemble(("⏸ approval needed: ", "yellow"), (payload.name, "bold"), reason))
+            case ApprovalResolved():
+                await self._on_approval_resolved(payload)
+            case Ask():
+                label = "keep going?" if payload.kind == "guardrail" else "question"
+                await self.note(Text.assemble((f"? {label}: ", "cyan"), payload.question))
+            case AskResolved():
+                await self.note(Text(f"  → {payload.answer}", style="cyan"))
+            case OperationStatusChanged():
+                await self._on_operation_status(payload)
+            case ErrorEvent():
+                await self.note(
+                    Text.assemble((f"✘ {payload.code}: ", "bold red"), payload.message), classes="note error"
+                )
+            case Guardrail():
+                await self.note(Text(f"⚠ {payload.message}", style="yellow"))
+            case Route():
+                await self.note(fmt.route(payload))
+            case ModelRetry():
+                await self.note(fmt.model_retry(payload))
+            case BudgetWarning():
+                await self.note(fmt.budget_warning(payload))
+            case ContextCompressed():
+                await self.note(fmt.context_compressed(payload))
+            case LogLine():
+                await self.note(Text(f"  │ {payload.text}", style="dim"))
+            case AgentSpawned():
+                self._children_ops[payload.child_operation_id] = payload.agent_type
+                await self.note(fmt.agent_spawned(payload))
+            case Usage() | Todos() | SessionUpdated():
+                pass  # shown by the usage bar, the todos panel and the title (the app routes them there)
+            case UnknownPayload():
+                await self.note(fmt.unknown_event(payload))
+            case _:
+                assert_never(payload)
 
     # -- the conversation -------------------------------------------------------------------------------------
 
@@ -206,26 +254,7 @@ class ChatView(VerticalScroll):
         entry[1].append(p.text)
         entry[0].update(Text("".join(entry[1]), style="italic dim"))
 
-    async def _on_tool_call(self, p: ToolCall) -> None:
-        line = ToolCallLine(p)
-        self._tools[p.tool_call_id] = line
-        await self._add(line)
-
-    async def _on_tool_result(self, p: ToolResult) -> None:
-        line = self._tools.get(p.tool_call_id)
-        if line is not None:
-            line.set_result(p)
-
-    async def _on_tool_interrupted(self, p: ToolInterrupted) -> None:
-        verb = "asking before running it again" if p.action == "ask" else "running it again"
-        await self.note(Text(f"  ⎿ {p.name} was interrupted by a restart; {verb}", style="yellow"))
-
     # -- requests ---------------------------------------------------------------------------------------------
-
-    async def _on_approval_requested(self, p: ApprovalRequested) -> None:
-        await self.note(
-            Text.assemble(("⏸ approval needed: ", "yellow"), (p.name, "bold"), (f" — {p.reason}" if p.reason else ""))
-        )
 
     async def _on_approval_resolved(self, p: ApprovalResolved) -> None:
         if p.approved:
@@ -233,74 +262,56 @@ class ChatView(VerticalScroll):
         else:
             await self.note(Text(f"  ✘ rejected{': ' + p.message if p.message else ''}", style="red"))
 
-    async def _on_ask(self, p: Ask) -> None:
-        label = "keep going?" if p.kind == "guardrail" else "question"
-        await self.note(Text.assemble((f"? {label}: ", "cyan"), p.question))
-
-    async def _on_ask_resolved(self, p: AskResolved) -> None:
-        await self.note(Text(f"  → {p.answer}", style="cyan"))
-
     # -- status and notices -----------------------------------------------------------------------------------
 
     async def _on_operation_status(self, p: OperationStatusChanged) -> None:
-        if p.parent_operation_id is not None or p.status not in TERMINAL:
+        if p.parent_operation_id is not None or not p.status.has_stopped:
             return
         await self.close_streams()
         if p.status == OperationStatus.CANCELLED:
-            await self.note(Text(f"⏹ cancelled{': ' + p.reason if p.reason else ''}", style="yellow"))
+            await self.note(fmt.cancelled(p.reason))
         elif p.status == OperationStatus.INTERRUPTED:
             await self.note(Text(f"⏹ interrupted: {p.reason or ''} (“Continue” in the palette resumes it)", "yellow"))
         elif p.status == OperationStatus.ERROR:
             await self.note(Text(f"⏹ stopped: {p.reason or p.code or 'error'}", style="red"))
 
-    async def _on_error(self, p: ErrorEvent) -> None:
-        await self.note(Text.assemble((f"✘ {p.code}: ", "bold red"), p.message), classes="note error")
-
-    async def _on_guardrail(self, p: Guardrail) -> None:
-        await self.note(Text(f"⚠ {p.message}", style="yellow"))
-
-    async def _on_route(self, p: Route) -> None:
-        await self.note(Text(f"⇢ {p.provider}:{p.model} ({p.tier}): {p.reason}", style="yellow" if p.notify else "dim"))
-
-    async def _on_model_retry(self, p: ModelRetry) -> None:
-        await self.note(
-            Text(
-                f"⟳ {p.code.replace('_', ' ')}: trying again in {p.delay_seconds:.1f} s "
-                f"(attempt {p.attempt} of {p.max_attempts})",
-                style="yellow",
-            )
-        )
-
-    async def _on_budget_warning(self, p: BudgetWarning) -> None:
-        await self.note(
-            Text(f"⚠ {p.fraction:.0%} of the {p.cap} budget used (${p.spent_usd:.2f} of ${p.limit_usd:.2f})", "yellow")
-        )
-
-    async def _on_context_compressed(self, p: ContextCompressed) -> None:
-        await self.note(
-            Text(
-                f"⟲ context compressed: {p.summarized_messages} messages summarised "
-                f"({p.tokens_before:,} → {p.tokens_after:,} tokens)",
-                style="dim",
-            )
-        )
-
-    async def _on_log(self, p: LogLine) -> None:
-        await self.note(Text(f"  │ {p.text}", style="dim"))
-
-    async def _on_agent_spawned(self, p: AgentSpawned) -> None:
-        self._children_ops[p.child_operation_id] = p.agent_type
-        await self.note(
-            Text.assemble(("◆ ", "magenta"), (f"{p.agent_type} agent", "bold"), (f": {p.task[:80]}", "dim"))
-        )
-
-    async def _child_event(self, child: str, payload: Any) -> None:
-        kind = self._children_ops[child]
-        if isinstance(payload, ToolCall):
-            await self.note(Text(f"  ↳ {payload.name}({summarize_arguments(payload.arguments, 60)})", style="dim"))
-        elif isinstance(payload, OperationStatusChanged) and payload.status in TERMINAL:
-            style = "dim" if payload.status == OperationStatus.DONE else "yellow"
-            await self.note(Text(f"  ↳ {kind} agent {payload.status}", style=style))
+    async def _child_event(self, child: str, payload: ReceivedPayload) -> None:
+        # A sub-agent's own transcript stays out of its parent's: one line per tool call and one when it stops.
+        match payload:
+            case ToolCall():
+                await self.note(
+                    Text(f"  ↳ {payload.name}({fmt.summarize_arguments(payload.arguments, 60)})", style="dim")
+                )
+            case OperationStatusChanged():
+                if payload.status.has_stopped:
+                    await self.note(fmt.child_status(self._children_ops[child], payload.status))
+            case (
+                UserMessage()
+                | ModelStreamChunk()
+                | Reasoning()
+                | AssistantMessage()
+                | ToolResult()
+                | Usage()
+                | LogLine()
+                | ErrorEvent()
+                | SessionUpdated()
+                | ToolInterrupted()
+                | ApprovalRequested()
+                | ApprovalResolved()
+                | Ask()
+                | AskResolved()
+                | Todos()
+                | ContextCompressed()
+                | Guardrail()
+                | AgentSpawned()
+                | Route()
+                | ModelRetry()
+                | BudgetWarning()
+                | UnknownPayload()
+            ):
+                pass
+            case _:
+                assert_never(payload)
 
     async def on_unmount(self) -> None:
         await self.close_streams()
@@ -326,7 +337,12 @@ class SessionList(ListView):
 
 class TodosPanel(Static):
     def show(self, todos: list[Todo]) -> None:
-        self.update(render_todos(todos) if todos else Text("no todos yet", style="dim"))
+        if not todos:
+            self.update(Text("no todos yet", style="dim"))
+            return
+        text = fmt.render_todos(todos)
+        text.rstrip()
+        self.update(text)
 
 
 class McpPanel(Static):

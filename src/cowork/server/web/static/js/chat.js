@@ -6,6 +6,126 @@ import { renderMarkdown } from "./markdown.js";
 const TERMINAL = new Set(["done", "error", "cancelled", "interrupted"]);
 const RESUMABLE_GUARDRAILS = new Set(["budget_exceeded", "max_steps", "stuck", "cost_cap", "error_rate", "checkin"]);
 
+// Every event type the protocol knows is handled here or listed in IGNORED; tests/web/test_chat_events.py compares
+// the two tables with cowork.protocol's list. A type newer than this page gets a neutral line (see apply).
+const HANDLERS = {
+  user_message(view, p) {
+    view.add(h("div", { class: `msg user${p.steer ? " steer" : ""}`, "data-testid": "user-message" },
+      p.steer ? h("span", { class: "tag" }, "steer") : null, h("div", { class: "text", text: p.text })));
+  },
+  model_stream_chunk(view, p) {
+    view.bubble(p.operationId, p.step).text += p.text;
+    view.queueRender(p.operationId, p.step);
+  },
+  reasoning(view, p) {
+    const b = view.bubble(p.operationId, p.step);
+    if (!b.reasoning) {
+      b.reasoningBody = h("div", { class: "reasoning-body" });
+      b.reasoning = h("details", { class: "reasoning" }, h("summary", {}, "Thinking"), b.reasoningBody);
+      b.el.prepend(b.reasoning);
+    }
+    b.reasoningText += p.text;
+    b.reasoningBody.textContent = b.reasoningText;
+    b.el.hidden = false;
+  },
+  assistant_message(view, p) {
+    const b = view.bubble(p.operationId, p.step);
+    b.text = p.text;
+    b.final = true;
+    view.renderBubble(b);
+  },
+  tool_call(view, p) {
+    view.toolCall(p);
+  },
+  tool_result(view, p) {
+    view.toolResult(p);
+  },
+  log(view, p) {
+    const t = p.toolCallId && view.tools.get(p.toolCallId);
+    if (t) {
+      t.log.hidden = false;
+      t.log.textContent += p.text.endsWith("\n") ? p.text : `${p.text}\n`;
+    }
+  },
+  tool_interrupted(view, p) {
+    view.setTool(p.toolCallId, "interrupted");
+    view.note(`Tool ${p.name} was interrupted by a server stop; ${p.action === "ask" ? "it will be asked about again" : "it will run again"} on resume.`, "warn");
+  },
+  approval_requested(view, p) {
+    view.approvals.set(p.requestId, p);
+    view.setTool(p.toolCallId, "awaiting approval");
+    view.renderPending();
+  },
+  approval_resolved(view, p) {
+    view.approvals.delete(p.requestId);
+    view.setTool(p.toolCallId, p.approved ? "approved" : "rejected");
+    view.renderPending();
+  },
+  ask(view, p) {
+    view.questions.set(p.requestId, p);
+    view.renderPending();
+  },
+  ask_resolved(view, p) {
+    for (const [id, t] of view.tools) {
+      if (t.name === "ask" && t.operationId === p.operationId && !t.done) {
+        t.done = true;
+        view.setTool(id, "answered");
+      }
+    }
+    if (view.questions.has(p.requestId)) {
+      const q = view.questions.get(p.requestId);
+      view.note(`${q.question} → ${p.answer}`, "answer");
+    }
+    view.questions.delete(p.requestId);
+    view.renderPending();
+  },
+  todos(view, p) {
+    view.todos = p.todos || [];
+    view.renderTodos();
+  },
+  operation_status(view, p) {
+    if (!p.parentOperationId) view.status(p);
+  },
+  error(view, p) {
+    view.note(`Error (${p.code}): ${p.message}`, "error");
+  },
+  guardrail(view, p) {
+    view.note(`Guardrail ${p.code}: ${p.message}`, "warn");
+    if (!p.requestId && RESUMABLE_GUARDRAILS.has(p.code)) view.resumeBanner(p.operationId, `Paused: ${p.message}`);
+  },
+  usage(view, p) {
+    view.usage.inputTokens += p.inputTokens || 0;
+    view.usage.outputTokens += p.outputTokens || 0;
+    view.usage.costUsd += p.costUsd || 0;
+    view.app.renderSessionHeader();
+  },
+  session_updated(view, p) {
+    for (const key of ["title", "provider", "model", "network", "yolo", "autoModel"]) {
+      if (p[key] != null) view.session[key] = p[key];
+    }
+    view.app.renderSessionHeader();
+    view.app.refreshSessions();
+  },
+  route(view, p) {
+    if (p.notify || p.warning) view.note(`Router: ${p.reason}${p.warning ? ` (${p.warning})` : ""}`, "info");
+  },
+  model_retry(view, p) {
+    view.note(`Model request failed (${p.message}); retrying (attempt ${p.attempt} of ${p.maxAttempts}).`, "warn");
+  },
+  budget_warning(view, p) {
+    view.note(`Budget warning: ${p.cap} spend ${money(p.spentUsd)} of ${money(p.limitUsd)}.`, "warn");
+  },
+  context_compressed(view, p) {
+    view.note(`Context compressed: ${p.summarizedMessages} messages summarised.`, "info");
+  },
+  agent_spawned(view, p) {
+    view.note(`Sub-agent (${p.agentType}) started: ${p.task}`, "info");
+  },
+};
+
+// Types the page knows and deliberately shows nothing for (none today).
+const IGNORED = new Set([]);
+
 export class SessionView {
   constructor(app, session) {
     this.app = app;
@@ -37,126 +157,9 @@ export class SessionView {
   apply(event) {
     if (event.seq <= this.lastSeq) return; // replayed twice (reconnect) or already seen
     this.lastSeq = event.seq;
-    const p = event.payload || {};
-    switch (event.type) {
-      case "user_message":
-        this.add(h("div", { class: `msg user${p.steer ? " steer" : ""}`, "data-testid": "user-message" },
-          p.steer ? h("span", { class: "tag" }, "steer") : null, h("div", { class: "text", text: p.text })));
-        break;
-      case "model_stream_chunk":
-        this.bubble(p.operationId, p.step).text += p.text;
-        this.queueRender(p.operationId, p.step);
-        break;
-      case "reasoning": {
-        const b = this.bubble(p.operationId, p.step);
-        if (!b.reasoning) {
-          b.reasoningBody = h("div", { class: "reasoning-body" });
-          b.reasoning = h("details", { class: "reasoning" }, h("summary", {}, "Thinking"), b.reasoningBody);
-          b.el.prepend(b.reasoning);
-        }
-        b.reasoningText += p.text;
-        b.reasoningBody.textContent = b.reasoningText;
-        b.el.hidden = false;
-        break;
-      }
-      case "assistant_message": {
-        const b = this.bubble(p.operationId, p.step);
-        b.text = p.text;
-        b.final = true;
-        this.renderBubble(b);
-        break;
-      }
-      case "tool_call":
-        this.toolCall(p);
-        break;
-      case "tool_result":
-        this.toolResult(p);
-        break;
-      case "log": {
-        const t = p.toolCallId && this.tools.get(p.toolCallId);
-        if (t) {
-          t.log.hidden = false;
-          t.log.textContent += p.text.endsWith("\n") ? p.text : `${p.text}\n`;
-        }
-        break;
-      }
-      case "tool_interrupted":
-        this.setTool(p.toolCallId, "interrupted");
-        this.note(`Tool ${p.name} was interrupted by a server stop; ${p.action === "ask" ? "it will be asked about again" : "it will run again"} on resume.`, "warn");
-        break;
-      case "approval_requested":
-        this.approvals.set(p.requestId, p);
-        this.setTool(p.toolCallId, "awaiting approval");
-        this.renderPending();
-        break;
-      case "approval_resolved":
-        this.approvals.delete(p.requestId);
-        this.setTool(p.toolCallId, p.approved ? "approved" : "rejected");
-        this.renderPending();
-        break;
-      case "ask":
-        this.questions.set(p.requestId, p);
-        this.renderPending();
-        break;
-      case "ask_resolved":
-        for (const [id, t] of this.tools) {
-          if (t.name === "ask" && t.operationId === p.operationId && !t.done) {
-            t.done = true;
-            this.setTool(id, "answered");
-          }
-        }
-        if (this.questions.has(p.requestId)) {
-          const q = this.questions.get(p.requestId);
-          this.note(`${q.question} → ${p.answer}`, "answer");
-        }
-        this.questions.delete(p.requestId);
-        this.renderPending();
-        break;
-      case "todos":
-        this.todos = p.todos || [];
-        this.renderTodos();
-        break;
-      case "operation_status":
-        if (!p.parentOperationId) this.status(p);
-        break;
-      case "error":
-        this.note(`Error (${p.code}): ${p.message}`, "error");
-        break;
-      case "guardrail":
-        this.note(`Guardrail ${p.code}: ${p.message}`, "warn");
-        if (!p.requestId && RESUMABLE_GUARDRAILS.has(p.code)) this.resumeBanner(p.operationId, `Paused: ${p.message}`);
-        break;
-      case "usage":
-        this.usage.inputTokens += p.inputTokens || 0;
-        this.usage.outputTokens += p.outputTokens || 0;
-        this.usage.costUsd += p.costUsd || 0;
-        this.app.renderSessionHeader();
-        break;
-      case "session_updated":
-        for (const key of ["title", "provider", "model", "network", "yolo", "autoModel"]) {
-          if (p[key] != null) this.session[key] = p[key];
-        }
-        this.app.renderSessionHeader();
-        this.app.refreshSessions();
-        break;
-      case "route":
-        if (p.notify || p.warning) this.note(`Router: ${p.reason}${p.warning ? ` (${p.warning})` : ""}`, "info");
-        break;
-      case "model_retry":
-        this.note(`Model request failed (${p.message}); retrying (attempt ${p.attempt} of ${p.maxAttempts}).`, "warn");
-        break;
-      case "budget_warning":
-        this.note(`Budget warning: ${p.cap} spend ${money(p.spentUsd)} of ${money(p.limitUsd)}.`, "warn");
-        break;
-      case "context_compressed":
-        this.note(`Context compressed: ${p.summarizedMessages} messages summarised.`, "info");
-        break;
-      case "agent_spawned":
-        this.note(`Sub-agent (${p.agentType}) started: ${p.task}`, "info");
-        break;
-      default:
-        break;
-    }
+    const handler = Object.hasOwn(HANDLERS, event.type) ? HANDLERS[event.type] : null;
+    if (handler) handler(this, event.payload || {});
+    else if (!IGNORED.has(event.type)) this.note(`· event ${event.type}`, "event"); // from a newer server
   }
 
   // Reconcile with what the server says is waiting now (the events may be older than this connection).

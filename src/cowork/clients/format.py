@@ -1,0 +1,139 @@
+"""Text both terminal clients (the CLI and the TUI) show for the same things, so the two cannot drift apart.
+
+Each helper returns a plain string or a rich `Text` (Textual renders rich text too); where a line goes and how it is
+indented in its transcript stays with the client.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.text import Text
+
+from cowork.protocol import (
+    AgentSpawned,
+    BudgetWarning,
+    ContextCompressed,
+    ModelRetry,
+    OperationStatus,
+    Route,
+    Todo,
+    ToolInterrupted,
+    ToolResult,
+    UnknownPayload,
+)
+
+__all__ = [
+    "agent_spawned",
+    "budget_warning",
+    "cancelled",
+    "child_status",
+    "context_compressed",
+    "model_retry",
+    "money",
+    "render_todos",
+    "result_size",
+    "result_summary",
+    "route",
+    "summarize_arguments",
+    "tool_interrupted",
+    "unknown_event",
+]
+
+_TODO_MARK = {"completed": ("✔", "green"), "in_progress": ("◐", "yellow"), "pending": ("○", "dim")}
+_BUDGET_LABEL = {
+    "interaction": "this request's",
+    "daily": "today's",
+    "weekly": "this week's",
+    "monthly": "this month's",
+}
+
+
+def summarize_arguments(arguments: dict[str, Any], width: int = 70) -> str:
+    """A tool call's arguments on one line (`key=value, …`), cut to `width` with an ellipsis."""
+    parts = []
+    for key, value in arguments.items():
+        shown = value if isinstance(value, str) else json.dumps(value)
+        parts.append(f"{key}={shown}")
+    text = ", ".join(parts).replace("\n", " ")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def result_size(content: str) -> str:
+    """How big a tool result is: `3 lines, 47 chars`."""
+    lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+    return f"{lines} line{'s' if lines != 1 else ''}, {len(content):,} chars"
+
+
+def result_summary(result: ToolResult, width: int) -> str:
+    """A tool result on one line: its size, or for an error the error's first line."""
+    if not result.is_error:
+        return result_size(result.content)
+    return result.content.splitlines()[0][:width] if result.content.strip() else "error"
+
+
+def money(usd: float, places: int = 4) -> str:
+    """A dollar amount: `$0.0421` (4 places suit per-turn costs; 2 suit a day's)."""
+    return f"${usd:.{places}f}"
+
+
+def render_todos(todos: list[Todo], indent: str = "") -> Text:
+    """The progress list, one line per item (each ending in a newline), done ones struck through."""
+    text = Text()
+    for todo in todos:
+        mark, style = _TODO_MARK[todo.status]
+        label = todo.active_form if todo.status == "in_progress" and todo.active_form else todo.content
+        text.append(f"{indent}{mark} ", style=style)
+        text.append(label + "\n", style="strike dim" if todo.status == "completed" else "")
+    return text
+
+
+def tool_interrupted(p: ToolInterrupted) -> Text:
+    verb = "asking before running it again" if p.action == "ask" else "running it again"
+    return Text(f"  ⎿ {p.name} was interrupted by a restart; {verb}", style="yellow")
+
+
+def route(p: Route) -> Text:
+    return Text(f"⇢ {p.provider}:{p.model} ({p.tier}): {p.reason}", style="yellow" if p.notify else "dim")
+
+
+def model_retry(p: ModelRetry, indent: str = "") -> Text:
+    return Text(
+        f"{indent}⟳ {p.code.replace('_', ' ')}: trying again in {p.delay_seconds:.1f} s "
+        f"(attempt {p.attempt} of {p.max_attempts})",
+        style="yellow",
+    )
+
+
+def budget_warning(p: BudgetWarning) -> Text:
+    return Text(
+        f"⚠ {p.fraction:.0%} of {_BUDGET_LABEL[p.cap]} budget used ({money(p.spent_usd, 2)} of {money(p.limit_usd, 2)})",
+        style="yellow",
+    )
+
+
+def context_compressed(p: ContextCompressed, indent: str = "") -> Text:
+    return Text(
+        f"{indent}⟲ context compressed: {p.summarized_messages} messages summarised "
+        f"({p.tokens_before:,} → {p.tokens_after:,} tokens)",
+        style="dim",
+    )
+
+
+def agent_spawned(p: AgentSpawned) -> Text:
+    return Text.assemble(("◆ ", "magenta"), (f"{p.agent_type} agent", "bold"), (f": {p.task[:80]}", "dim"))
+
+
+def child_status(kind: str, status: OperationStatus) -> Text:
+    """A sub-agent's operation stopped (its parent's transcript shows one line)."""
+    return Text(f"  ↳ {kind} agent {status}", style="dim" if status == OperationStatus.DONE else "yellow")
+
+
+def cancelled(reason: str | None) -> Text:
+    return Text(f"⏹ cancelled{': ' + reason if reason else ''}", style="yellow")
+
+
+def unknown_event(p: UnknownPayload) -> Text:
+    """The neutral line for an event this client cannot read (a newer server's type, or a malformed one)."""
+    return Text(f"· event {p.type}" + (f" (unreadable: {p.problem})" if p.problem else ""), style="dim")

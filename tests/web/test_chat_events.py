@@ -1,0 +1,33 @@
+"""The web UI's event tables (`HANDLERS`, `IGNORED` in chat.js) cover exactly the protocol's event types."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from cowork.protocol import EVENT_PAYLOADS
+
+CHAT_JS = Path(__file__).parents[2] / "src" / "cowork" / "server" / "web" / "static" / "js" / "chat.js"
+
+
+def tables() -> tuple[list[str], list[str]]:
+    """The keys of `const HANDLERS = {…};` and the strings in `const IGNORED = new Set([…]);`."""
+    source = CHAT_JS.read_text(encoding="utf-8")
+    handlers = re.search(r"^const HANDLERS = \{\n(.*?)^\};", source, re.S | re.M)
+    ignored = re.search(r"^const IGNORED = new Set\(\[(.*?)\]\);", source, re.S | re.M)
+    assert handlers is not None and ignored is not None, "chat.js no longer has its HANDLERS and IGNORED tables"
+    handled = re.findall(r"^  (\w+)\(view, p\) \{$", handlers.group(1), re.M)
+    return handled, re.findall(r'"(\w+)"', ignored.group(1))
+
+
+def test_every_event_type_is_handled_or_ignored_exactly_once() -> None:
+    handled, ignored = tables()
+    assert len(handled) == len(set(handled)) and not set(handled) & set(ignored)
+    assert sorted(handled + ignored) == sorted(EVENT_PAYLOADS)
+
+
+def test_the_tables_are_what_apply_dispatches_on() -> None:
+    source = CHAT_JS.read_text(encoding="utf-8")
+    # No second dispatch on event types elsewhere in the file (a switch would bypass the tables).
+    assert "switch (event.type)" not in source and "HANDLERS[event.type]" in source
+    assert "IGNORED.has(event.type)" in source
