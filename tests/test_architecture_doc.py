@@ -44,7 +44,8 @@ def test_every_documented_package_exists() -> None:
     stale = sorted(
         name
         for name in _documented_names()
-        if name not in existing and not (SRC / Path(*name.split(".")[1:])).with_suffix(".py").exists()
+        if name not in existing
+        and not (SRC / Path(*name.split(".")[1:])).with_suffix(".py").exists()
         and not (SRC / Path(*name.split(".")[1:])).is_dir()
     )
     assert not stale, f"docs/architecture.md names what no longer exists: {stale}"
