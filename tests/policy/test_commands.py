@@ -239,3 +239,19 @@ class TestWhatIsExamined:
 def test_any_text_classifies_without_raising(text: str) -> None:
     result = classify(text)
     assert result.verdict in VERDICTS and result.reason and result.detail
+
+
+def test_the_bashlex_corrections_are_installed_on_the_pinned_version() -> None:
+    from importlib.metadata import version
+
+    import bashlex.heredoc  # type: ignore[import-untyped]
+    import bashlex.subst  # type: ignore[import-untyped]
+
+    from cowork.policy import _commands
+
+    assert version("bashlex") == _commands.BASHLEX_VERSION
+    assert bashlex.heredoc.makeheredoc is _commands._makeheredoc
+    assert bashlex.subst._paramexpand is _commands._checked_paramexpand
+    # Both corrections at work: a quoted here-document is read, an unclosed `${` is refused, neither hangs.
+    assert classify("cat <<'EOF'\nhello\nEOF\n").verdict == "safe"
+    assert classify("echo ${HOME").reason == "unparseable"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
 
 from cowork.prompts import PromptVariables, render_system_prompt
 
@@ -35,3 +36,18 @@ def test_every_variable_is_filled() -> None:
 def test_without_a_user_name() -> None:
     text = render_system_prompt(PromptVariables("/w", "/w", "/w/uploads", "m", date(2026, 1, 1)))
     assert "You work with the user" in text
+
+
+def test_the_skills_directories_are_named_in_order(tmp_path: Path) -> None:
+    from cowork.prompts import skills_directories
+    from cowork.skills import BUILTIN_SKILLS_DIR
+
+    workspace, home = tmp_path / "proj", tmp_path / "home"
+    where = skills_directories(workspace, home)
+    assert where == (
+        f"{workspace / '.cowork' / 'skills'} (project); {home / 'skills'} (user); {BUILTIN_SKILLS_DIR} (built-in)"
+    )
+    text = render_system_prompt(
+        PromptVariables("/w", "/w", "/w/uploads", "m", date(2026, 1, 1), skills_directory=where)
+    )
+    assert f"- Skills directory: {where}\n" in text

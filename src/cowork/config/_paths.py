@@ -48,10 +48,6 @@ class CoworkPaths:
         """Written by a running server: its URL and pid, so clients can find it."""
         return self.home / "server.json"
 
-    @property
-    def history_file(self) -> Path:
-        return self.home / "history"
-
     def ensure(self) -> None:
         """Create the state directories; `auth/` is private to the user."""
         self.home.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,6 @@
 
 from ._approval import (
     ApprovalMode,
-    ApprovalPolicy,
     CallFacts,
     PolicyContext,
     PolicyDecision,
@@ -16,7 +15,6 @@ from ._paths import DEFAULT_DENY, PathDenied, PathPolicy
 __all__ = [
     "DEFAULT_DENY",
     "ApprovalMode",
-    "ApprovalPolicy",
     "CallFacts",
     "Classification",
     "PathDenied",

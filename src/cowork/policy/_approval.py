@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 __all__ = [
     "SECURITY_NAME_PATTERNS",
     "ApprovalMode",
-    "ApprovalPolicy",
     "CallFacts",
     "PolicyContext",
     "PolicyDecision",
@@ -152,16 +151,3 @@ def decide(facts: CallFacts, ctx: PolicyContext) -> PolicyDecision:
             return PolicyDecision("ask", f"{facts.command.detail}", "manual")
         return PolicyDecision("ask", f"{facts.tool} can change things outside the conversation.", "manual")
     return PolicyDecision("run", "read-only", "manual")
-
-
-class ApprovalPolicy:
-    """The baseline policy the runtime used before the phases: kept until the runtime passes `CallFacts`."""
-
-    def __init__(self, *, auto_approve: frozenset[str] | set[str] | list[str] | tuple[str, ...] = ()) -> None:
-        self._auto_approve = frozenset(auto_approve)
-
-    def decide(self, *, tool: str, risky: bool, asks_user: bool, arguments: dict[str, Any]) -> PolicyDecision:
-        return decide(
-            CallFacts(tool=tool, risky=risky, asks_user=asks_user, arguments=arguments),
-            PolicyContext(allow_list=self._auto_approve),
-        )

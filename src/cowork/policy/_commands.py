@@ -154,6 +154,39 @@ def _makeheredoc(tok: Any, redirnode: Any, lineno: int, killleading: bool) -> st
     return text
 
 
+BASHLEX_VERSION = "0.18"
+"""The bashlex release whose internals the two corrections below replace (pinned in pyproject.toml)."""
+
+
+def _check_bashlex() -> None:
+    """Refuse to start on a bashlex whose internals differ from the ones the corrections were written against.
+
+    A silently unapplied correction would let a quoted here-document or an unclosed `${` hang the classifier, so a
+    mismatch fails at import with a message that says what to install.
+
+    Raises:
+        ImportError: another bashlex version, or the patched functions are missing or have other parameters.
+    """
+    import inspect
+    from importlib.metadata import version
+
+    installed = version("bashlex")
+    expected = {
+        (_bashlex_heredoc, "makeheredoc"): ["tokenizer", "redirnode", "lineno", "killleading"],
+        (_bashlex_subst, "_paramexpand"): ["parserobj", "string", "sindex"],
+    }
+    for (module, name), params in expected.items():
+        fn = getattr(module, name, None)
+        found = list(inspect.signature(fn).parameters) if callable(fn) else None
+        if installed != BASHLEX_VERSION or found != params:
+            raise ImportError(
+                f"cowork.policy corrects bashlex {BASHLEX_VERSION} internals, but bashlex {installed} is installed "
+                f"({module.__name__}.{name} has parameters {found}, expected {params}). "
+                f"Install bashlex=={BASHLEX_VERSION} (uv sync)."
+            )
+
+
+_check_bashlex()
 _bashlex_heredoc.makeheredoc = _makeheredoc
 _paramexpand = _bashlex_subst._paramexpand
 

@@ -8,7 +8,13 @@ from datetime import date
 from functools import cache
 from pathlib import Path
 
-__all__ = ["PromptVariables", "gather_prompt_extras", "render_system_prompt", "template_text"]
+__all__ = [
+    "PromptVariables",
+    "gather_prompt_extras",
+    "render_system_prompt",
+    "skills_directories",
+    "template_text",
+]
 
 _VARIABLE = re.compile(r"\{\{(\w+)\}\}")
 
@@ -64,6 +70,14 @@ def render_system_prompt(variables: PromptVariables, *, template: str = "system"
 
     text = _VARIABLE.sub(substitute, _template(template))
     return f"{text}\n\n{extras}" if extras else text
+
+
+def skills_directories(workspace: Path, home: Path | None) -> str:
+    """Where skills are looked up, highest precedence first (the `{{skillsDirectory}}` of the prompt)."""
+    from cowork.skills import skill_roots
+
+    labels = {"workspace": "project", "user": "user", "builtin": "built-in"}
+    return "; ".join(f"{path} ({labels[source]})" for source, path in skill_roots(workspace, home))
 
 
 _MEMORY_CHARS = 20_000
