@@ -11,8 +11,6 @@ import json
 import logging
 import os
 import shutil
-import signal
-import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -28,7 +26,9 @@ from anyio.streams.text import TextReceiveStream
 from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
-__all__ = ["StdioChild", "kill_tree", "spawn_stdio", "sweep_orphans"]
+from cowork.processes import stop_tree
+
+__all__ = ["StdioChild", "spawn_stdio", "sweep_orphans"]
 
 log = logging.getLogger(__name__)
 
@@ -59,54 +59,6 @@ def _process_identity(pid: int) -> float | None:
         return psutil.Process(pid).create_time()
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return None
-
-
-def kill_tree(pid: int, *, grace: float, pgid: int | None = None) -> None:
-    """SIGTERM the process, its descendants and its process group; SIGKILL whatever survives `grace` seconds."""
-    try:
-        root = psutil.Process(pid)
-        procs = [root, *root.children(recursive=True)]
-    except psutil.NoSuchProcess:
-        procs = []
-    for proc in procs:
-        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
-            proc.send_signal(signal.SIGTERM)
-    if pgid is not None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, signal.SIGTERM)
-    # Our own children are left for asyncio's child watcher to reap (waiting on them here would reap them first,
-    # and asyncio would then log "Unknown child process"); the rest are waited for with psutil.
-    mine = [proc for proc in procs if _is_own_child(proc)]
-    _gone, alive = psutil.wait_procs([proc for proc in procs if proc not in mine], timeout=grace)
-    alive += [proc for proc in mine if not _exits_within(proc, grace)]
-    for proc in alive:
-        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
-            proc.kill()
-    if pgid is not None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, signal.SIGKILL)
-    psutil.wait_procs([proc for proc in alive if proc not in mine], timeout=grace)
-
-
-def _is_own_child(proc: psutil.Process) -> bool:
-    try:
-        return proc.ppid() == os.getpid()
-    except psutil.NoSuchProcess:
-        return False
-
-
-def _exits_within(proc: psutil.Process, seconds: float) -> bool:
-    """Whether `proc` ends (a zombie waiting to be reaped counts) within `seconds`, without reaping it."""
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            if proc.status() == psutil.STATUS_ZOMBIE:
-                return True
-        except psutil.NoSuchProcess:
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.02)
 
 
 def _lock_path(lock_dir: Path, name: str, pid: int) -> Path:
@@ -148,7 +100,7 @@ def sweep_orphans(lock_dir: Path, *, grace: float) -> list[int]:
         now = _process_identity(pid)
         if now is not None and abs(now - created) < 0.01:
             log.warning("killing orphaned MCP server %s (pid %d) left by a previous Cowork", data.get("name"), pid)
-            kill_tree(pid, grace=grace, pgid=pid)
+            stop_tree(pid, grace=grace, pgid=pid)
             killed.append(pid)
         path.unlink(missing_ok=True)
     return killed
@@ -246,7 +198,7 @@ async def spawn_stdio(
                         with contextlib.suppress(Exception):
                             await process.stdin.aclose()
                     if process.returncode is None:
-                        await anyio.to_thread.run_sync(lambda: kill_tree(process.pid, grace=grace, pgid=process.pid))
+                        await anyio.to_thread.run_sync(lambda: stop_tree(process.pid, grace=grace, pgid=process.pid))
                     with anyio.move_on_after(grace):
                         await process.wait()
                 tg.cancel_scope.cancel()

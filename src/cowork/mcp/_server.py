@@ -25,6 +25,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from cowork.backoff import backoff_delay
 from cowork.config import McpConfig
 from cowork.protocol import McpStatus
 from mcp import ClientSession
@@ -242,7 +243,9 @@ class McpServer:
             if self.restarts >= settings.max_restarts:
                 self.set_status("error", f"{reason} Gave up after {self.restarts} restarts.")
                 return
-            delay = min(settings.backoff_base_seconds * 2**self.restarts, settings.backoff_max_seconds)
+            delay = backoff_delay(
+                self.restarts, base=settings.backoff_base_seconds, maximum=settings.backoff_max_seconds
+            )
             self.restarts += 1
             self.set_status("error", f"{reason} Reconnecting in {delay:.1f} s (attempt {self.restarts}).")
             with contextlib.suppress(TimeoutError):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
@@ -26,6 +25,7 @@ from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 
+from cowork.backoff import backoff_delay
 from cowork.protocol import ProtocolError
 from cowork.tools import ToolSpec
 
@@ -146,8 +146,7 @@ class RetryPolicy:
         """
         if retry_after is not None:
             return retry_after if retry_after <= self.max_retry_after_seconds else None
-        backoff = min(self.max_seconds, self.base_seconds * 2.0 ** (failed_attempt - 1))
-        return backoff * (0.5 + random.random() / 2)
+        return backoff_delay(failed_attempt - 1, base=self.base_seconds, maximum=self.max_seconds, jitter=True)
 
 
 @dataclass(frozen=True, slots=True)

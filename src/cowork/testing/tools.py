@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+from cowork.processes import stop_tree
 from cowork.tools import Tool, ToolContext, ToolError, ToolRegistry
 
 __all__ = ["register"]
@@ -95,7 +95,7 @@ class ChildSleepTool(Tool[_SleepParams]):
         try:
             await process.wait()
         except asyncio.CancelledError:
-            os.killpg(process.pid, signal.SIGKILL)
+            await asyncio.to_thread(stop_tree, process.pid, grace=0, pgid=process.pid)
             await process.wait()
             raise
         return "child finished"

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import re
-import signal
 from pathlib import Path
 from typing import Any, ClassVar
 
-import psutil
 from pydantic import BaseModel, ConfigDict, Field
 
 from cowork.policy import classify
+from cowork.processes import stop_tree
 from cowork.sandbox import SandboxSpec, bwrap_command, shell_argv
 
 from ._base import Tool, ToolContext, ToolError
@@ -186,24 +184,9 @@ async def _collect(process: asyncio.subprocess.Process, output: _Output, limit: 
 
 
 async def kill_tree(process: asyncio.subprocess.Process) -> None:
-    """Stop a command and everything it started: SIGTERM to the group and its descendants, then SIGKILL."""
+    """Stop a command and everything it started (see `cowork.processes.stop_tree`), then reap it."""
     if process.returncode is not None:
         return
-    try:
-        members = psutil.Process(process.pid).children(recursive=True)
-    except psutil.Error:
-        members = []
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, sig)
-        for member in members:
-            with contextlib.suppress(psutil.Error):
-                member.send_signal(sig)
-        try:
-            await asyncio.wait_for(process.wait(), _GRACE_SECONDS)
-        except TimeoutError:
-            continue
-        break
-    for member in members:
-        with contextlib.suppress(psutil.Error):
-            member.wait(timeout=_GRACE_SECONDS)
+    # Not in the file tools' pool: a stop may wait seconds, and must not hold up reads and writes meanwhile.
+    await asyncio.to_thread(stop_tree, process.pid, grace=_GRACE_SECONDS, pgid=process.pid)
+    await process.wait()
