@@ -32,7 +32,7 @@ McpTransport: TypeAlias = Literal["stdio", "http", "sse"]
 
 
 class McpStatus(StrEnum):
-    """Where a configured MCP server stands (its transition table is `cowork.mcp.SERVER_MACHINE`)."""
+    """Where a configured MCP server stands (its transition table is `SERVER_MACHINE` in `cowork/mcp/_server.py`)."""
 
     STOPPED = "stopped"
     """Not connected; starts on first use (or at start-up with autoStart)."""
