@@ -39,6 +39,12 @@ def test_allowed_transitions_pass_and_others_raise() -> None:
     assert (caught.value.current, caught.value.target) == (_Light.GREEN, _Light.RED)
 
 
+def test_the_error_names_the_instance_when_given() -> None:
+    with pytest.raises(InvalidTransition, match=r"^light north: illegal transition off -> green$") as caught:
+        _lights().check(_Light.OFF, _Light.GREEN, subject="north")
+    assert caught.value.subject == "north" and caught.value.machine == "light"
+
+
 def test_staying_put_is_refused_unless_listed() -> None:
     with pytest.raises(InvalidTransition):
         _lights().check(_Light.AMBER, _Light.AMBER)

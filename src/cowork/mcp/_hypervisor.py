@@ -22,6 +22,7 @@ from cowork.protocol import (
     ErrorSource,
     McpAddParams,
     McpServerInfo,
+    McpStatus,
     McpToolInfo,
     McpTrustResult,
     McpUpdateParams,
@@ -178,23 +179,23 @@ class McpHypervisor:
 
     @staticmethod
     def _startable(server: McpServer) -> bool:
-        return server.status == "stopped"
+        return server.status is McpStatus.STOPPED
 
     def _settle(self, server: McpServer) -> None:
         """The resting status a server that is not running should show."""
         config = server.config
         if not config.enabled:
-            server.set_status("disabled", "Disabled; mcp/enable turns it on.")
+            server.set_status(McpStatus.DISABLED, "Disabled; mcp/enable turns it on.")
         elif self._untrusted(config):
             server.set_status(
-                "untrusted",
+                McpStatus.UNTRUSTED,
                 f"Defined by the workspace {config.workspace}, which is not trusted yet: stdio servers from a "
                 "workspace's .cowork/mcp-servers.json run only after you trust it (mcp/trust, `cowork mcp trust`).",
             )
         elif not config.auto_start:
-            server.set_status("stopped", "autoStart is off: it starts on first use.")
+            server.set_status(McpStatus.STOPPED, "autoStart is off: it starts on first use.")
         else:
-            server.set_status("stopped")
+            server.set_status(McpStatus.STOPPED)
 
     # -- events -----------------------------------------------------------------------------------------------
 
@@ -213,7 +214,7 @@ class McpHypervisor:
         prefix = f"mcp__{server.name}__"
         for name in [n for n in self._registry.names() if n.startswith(prefix)]:
             self._registry.unregister(name)
-        if server.status in ("disabled", "untrusted"):
+        if server.status.is_blocked:
             return
         for tool in server.tools:
             mcp_tool = McpTool(self, server.name, tool)
@@ -342,7 +343,7 @@ class McpHypervisor:
         await self._save(config, server)
         server.config = config
         if config.connection() != old.connection() or config.enabled != old.enabled:
-            await self._restart_if_needed(server, was_running=server.status in ("running", "starting", "error"))
+            await self._restart_if_needed(server, was_running=server.status.is_live or server.status is McpStatus.ERROR)
         else:
             self._register_tools(server)
             self._on_change(server)
@@ -368,9 +369,9 @@ class McpHypervisor:
         await self._save(config, server)
         server.config = config
         if not enabled:
-            await server.stop("disabled", "Disabled; mcp/enable turns it on.")
+            await server.stop(McpStatus.DISABLED, "Disabled; mcp/enable turns it on.")
             self._register_tools(server)
-        elif server.status == "disabled":
+        elif server.status is McpStatus.DISABLED:
             self._settle(server)
             self._register_tools(server)
             if self._startable(server) and config.auto_start:
@@ -379,7 +380,7 @@ class McpHypervisor:
 
     async def restart(self, name: str) -> McpServerInfo:
         server = self.server(name)
-        if server.status in ("disabled", "untrusted"):
+        if server.status.is_blocked:
             return self.info_of(server)
         await server.stop()
         server.restarts = 0
@@ -414,7 +415,7 @@ class McpHypervisor:
         await self._db.write(lambda c: repos.settings.put(c, trust_key(path), True, now=now))
         self._trusted.add(str(path))
         for server in self._servers.values():
-            if server.status == "untrusted" and not self._untrusted(server.config):
+            if server.status is McpStatus.UNTRUSTED and not self._untrusted(server.config):
                 self._settle(server)
                 self._register_tools(server)
                 if self._startable(server) and server.config.auto_start:

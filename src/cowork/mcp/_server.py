@@ -27,6 +27,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from cowork.backoff import backoff_delay
 from cowork.config import McpConfig
+from cowork.machines import InvalidTransition, StateMachine
 from cowork.protocol import McpStatus
 from mcp import ClientSession
 
@@ -35,23 +36,30 @@ from ._oauth import AuthorizationRequired
 from ._process import StdioChild, spawn_stdio
 from ._secrets import SecretLookup, expand_credentials
 
-__all__ = ["TRANSITIONS", "AuthProvider", "McpServer", "McpUnavailable"]
+__all__ = ["SERVER_MACHINE", "AuthProvider", "McpServer", "McpUnavailable"]
 
 log = logging.getLogger(__name__)
 
 AuthProvider = Callable[[str, str], "httpx2.Auth | None"]
 """(server name, url) → the httpx2 auth for an HTTP/SSE server (OAuth), or None."""
 
-TRANSITIONS: dict[McpStatus, frozenset[McpStatus]] = {
-    "stopped": frozenset({"starting", "disabled", "untrusted", "stopped"}),
-    "starting": frozenset({"running", "error", "auth_required", "stopped", "disabled"}),
-    "running": frozenset({"stopped", "error", "disabled", "starting", "running"}),
-    "error": frozenset({"starting", "stopped", "disabled", "error", "auth_required"}),
-    "auth_required": frozenset({"starting", "stopped", "disabled", "auth_required"}),
-    "disabled": frozenset({"stopped", "starting", "disabled", "untrusted"}),
-    "untrusted": frozenset({"stopped", "starting", "disabled", "untrusted"}),
-}
-"""Allowed status changes (an enum and a transition table; anything else is a bug)."""
+S = McpStatus
+
+SERVER_MACHINE = StateMachine(
+    "MCP server",
+    McpStatus,
+    {
+        S.STOPPED: {S.STARTING, S.DISABLED, S.UNTRUSTED},
+        S.STARTING: {S.RUNNING, S.ERROR, S.AUTH_REQUIRED, S.STOPPED, S.DISABLED},
+        S.RUNNING: {S.STOPPED, S.ERROR, S.DISABLED, S.STARTING},
+        S.ERROR: {S.STARTING, S.STOPPED, S.DISABLED, S.AUTH_REQUIRED},
+        S.AUTH_REQUIRED: {S.STARTING, S.STOPPED, S.DISABLED},
+        S.DISABLED: {S.STOPPED, S.STARTING, S.UNTRUSTED},
+        S.UNTRUSTED: {S.STOPPED, S.STARTING, S.DISABLED},
+    },
+)
+"""An MCP server's status changes. No state lists itself: the same status with a new reason is an update
+(`McpServer.set_status`), and every state can be stopped or disabled (`McpServer.stop`)."""
 
 
 class McpUnavailable(Exception):
@@ -118,7 +126,7 @@ class McpServer:
         self.config = config
         self._secret = secret
         self.settings = settings
-        self.status: McpStatus = "stopped"
+        self.status = McpStatus.STOPPED
         self.reason: str | None = None
         self.tools: list[mcp_types.Tool] = list(cached_tools or [])
         self.pid: int | None = None
@@ -142,8 +150,19 @@ class McpServer:
     # -- status -----------------------------------------------------------------------------------------------
 
     def set_status(self, status: McpStatus, reason: str | None = None) -> None:
-        if status not in TRANSITIONS[self.status]:
-            raise RuntimeError(f"MCP server {self.name}: illegal status change {self.status} → {status}")
+        """Enter `status` with `reason` (None clears it) and tell the hypervisor.
+
+        A different status is a transition `SERVER_MACHINE` must allow. The same status is an update of the
+        reason (a second failure while in error, a stopped server's note), allowed only where a reason is shown:
+        a starting or running server has none, so asking for it again is a bug.
+
+        Raises:
+            InvalidTransition: the table does not allow the change, or the same live status was set again.
+        """
+        if status != self.status:
+            SERVER_MACHINE.check(self.status, status, subject=self.name)
+        elif status.is_live:
+            raise InvalidTransition(SERVER_MACHINE.name, status, status, self.name)
         self.status, self.reason = status, reason
         self.updated_at = datetime.now(UTC)
         self._on_change(self)
@@ -158,13 +177,13 @@ class McpServer:
         """
         async with self._lock:
             live = self._live
-            if live is not None and self.status == "running" and not live.died.is_set():
+            if live is not None and self.status is McpStatus.RUNNING and not live.died.is_set():
                 if time.monotonic() - live.last_used > self.settings.ping_idle_seconds and not await self._ping(live):
-                    await self._stop_locked("stopped")
+                    await self._stop_locked(McpStatus.STOPPED)
                 else:
                     live.last_used = time.monotonic()
                     return live.session
-            if self.status in ("disabled", "untrusted"):
+            if self.status.is_blocked:
                 raise McpUnavailable(self.reason or f"The MCP server {self.name} is {self.status}.")
             if self._task is None or self._task.done():
                 self.restarts = 0
@@ -198,18 +217,25 @@ class McpServer:
             live = await asyncio.wait_for(asyncio.shield(ready), self.settings.connect_timeout_seconds + 5)
         except TimeoutError:
             await self._stop_locked(
-                "error", f"The server did not start within {self.settings.connect_timeout_seconds:g} s."
+                McpStatus.ERROR, f"The server did not start within {self.settings.connect_timeout_seconds:g} s."
             )
             raise McpUnavailable(self.reason or "timeout") from None
         except McpUnavailable:
             raise
         return live.session
 
-    async def stop(self, status: McpStatus = "stopped", reason: str | None = None) -> None:
+    async def stop(self, status: McpStatus = McpStatus.STOPPED, reason: str | None = None) -> None:
+        """Stop the connection (and the process) and rest in `status` with `reason`.
+
+        Every state can be stopped or disabled; `error` is only reached from a live server (a start that timed out).
+
+        Raises:
+            InvalidTransition: `SERVER_MACHINE` does not allow `status` from where the server ended up.
+        """
         async with self._lock:
             await self._stop_locked(status, reason)
 
-    async def _stop_locked(self, status: McpStatus = "stopped", reason: str | None = None) -> None:
+    async def _stop_locked(self, status: McpStatus = McpStatus.STOPPED, reason: str | None = None) -> None:
         task = self._task
         self._stop.set()
         if task is not None and not task.done():
@@ -223,8 +249,6 @@ class McpServer:
         self._live = None
         self.pid = None
         if self.status != status or reason != self.reason:
-            if status not in TRANSITIONS[self.status]:
-                self.status = "stopped"
             self.set_status(status, reason)
 
     # -- the supervisor ---------------------------------------------------------------------------------------
@@ -233,21 +257,21 @@ class McpServer:
         settings = self.settings
         first = True
         while True:
-            self.set_status("starting")
+            self.set_status(McpStatus.STARTING)
             reason, ran = await self._connect_and_serve(ready)
             if reason is None or self._stop.is_set():
                 return
-            if (first and not ran) or self.status == "auth_required":
+            if (first and not ran) or self.status is McpStatus.AUTH_REQUIRED:
                 return  # a failed first start is not retried here (the next call tries again)
             first = False
             if self.restarts >= settings.max_restarts:
-                self.set_status("error", f"{reason} Gave up after {self.restarts} restarts.")
+                self.set_status(McpStatus.ERROR, f"{reason} Gave up after {self.restarts} restarts.")
                 return
             delay = backoff_delay(
                 self.restarts, base=settings.backoff_base_seconds, maximum=settings.backoff_max_seconds
             )
             self.restarts += 1
-            self.set_status("error", f"{reason} Reconnecting in {delay:.1f} s (attempt {self.restarts}).")
+            self.set_status(McpStatus.ERROR, f"{reason} Reconnecting in {delay:.1f} s (attempt {self.restarts}).")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), delay)
             if self._stop.is_set():
@@ -282,7 +306,7 @@ class McpServer:
                 live = _Live(session=session, child=child, died=died, last_used=time.monotonic())
                 self._live = live
                 await self._on_tools(self)
-                self.set_status("running")
+                self.set_status(McpStatus.RUNNING)
                 ran = True
                 if not ready.done():
                     ready.set_result(live)
@@ -315,7 +339,7 @@ class McpServer:
             if child is not None:
                 self.stderr_tail = child.stderr_tail()
             reason = self._reason_for(exc)
-            status: McpStatus = "auth_required" if _auth_error(exc) else "error"
+            status = McpStatus.AUTH_REQUIRED if _auth_error(exc) else McpStatus.ERROR
             if ran:
                 return reason, ran  # it was running: the supervisor reconnects
             self.set_status(status, reason)

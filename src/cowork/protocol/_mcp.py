@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 from typing import Literal, TypeAlias
 
 from pydantic import Field
@@ -28,7 +29,34 @@ __all__ = [
 ]
 
 McpTransport: TypeAlias = Literal["stdio", "http", "sse"]
-McpStatus: TypeAlias = Literal["stopped", "starting", "running", "error", "auth_required", "disabled", "untrusted"]
+
+
+class McpStatus(StrEnum):
+    """Where a configured MCP server stands (its transition table is `SERVER_MACHINE` in `cowork/mcp/_server.py`)."""
+
+    STOPPED = "stopped"
+    """Not connected; starts on first use (or at start-up with autoStart)."""
+    STARTING = "starting"
+    RUNNING = "running"
+    ERROR = "error"
+    """It failed to start or lost its connection; `reason` says why (and whether it is reconnecting)."""
+    AUTH_REQUIRED = "auth_required"
+    """An HTTP/SSE server answered 401: sign in with `mcp/auth/start`."""
+    DISABLED = "disabled"
+    UNTRUSTED = "untrusted"
+    """A stdio server from a workspace that is not trusted yet (`mcp/trust`)."""
+
+    @property
+    def is_live(self) -> bool:
+        """A connection is being made or is up (starting, running): the server has no resting reason to show."""
+        return self in (McpStatus.STARTING, McpStatus.RUNNING)
+
+    @property
+    def is_blocked(self) -> bool:
+        """Nothing may start it until the user acts (disabled: `mcp/enable`; untrusted: `mcp/trust`)."""
+        return self in (McpStatus.DISABLED, McpStatus.UNTRUSTED)
+
+
 McpSource: TypeAlias = Literal["database", "workspace", "user", "builtin"]
 McpPolicy: TypeAlias = Literal["manual", "allow-list", "auto-run"]
 

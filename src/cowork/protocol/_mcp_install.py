@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal, Self, TypeAlias
+from enum import StrEnum
+from typing import Any, Self
 
 from pydantic import Field, model_validator
 
@@ -23,21 +24,48 @@ __all__ = [
     "McpInstallStartParams",
 ]
 
-InstallState: TypeAlias = Literal[
-    "FETCHING_MANIFEST",
-    "CHECKING_DEPENDENCIES",
-    "DEPENDENCIES_REQUIRED",
-    "CONFIGURATION_REQUIRED",
-    "STARTING",
-    "SAVING",
-    "COMPLETED",
-    "ERROR",
-    "CANCELLED",
-]
-"""`DEPENDENCIES_REQUIRED` and `CONFIGURATION_REQUIRED` pause until `mcp/install/continue`; `COMPLETED`,
-`CANCELLED` end the install; `ERROR` ends it until `mcp/install/continue` retries."""
 
-INSTALL_STATES: tuple[str, ...] = InstallState.__args__  # type: ignore[attr-defined]
+class InstallState(StrEnum):
+    """Where an install stands (its transition table is `cowork.mcp.install.INSTALL_MACHINE`).
+
+    The values are UPPER_CASE on the wire and in the `mcp_installs` table alike.
+    """
+
+    FETCHING_MANIFEST = "FETCHING_MANIFEST"
+    CHECKING_DEPENDENCIES = "CHECKING_DEPENDENCIES"
+    DEPENDENCIES_REQUIRED = "DEPENDENCIES_REQUIRED"
+    """Paused until the missing programs are installed and `mcp/install/continue` is called."""
+    CONFIGURATION_REQUIRED = "CONFIGURATION_REQUIRED"
+    """Paused until `mcp/install/continue` sends the configuration form's values."""
+    STARTING = "STARTING"
+    SAVING = "SAVING"
+    COMPLETED = "COMPLETED"
+    ERROR = "ERROR"
+    """Stopped with a reason until `mcp/install/continue` retries (or `mcp/install/cancel` ends it)."""
+    CANCELLED = "CANCELLED"
+
+    @property
+    def is_final(self) -> bool:
+        """Ended for good (completed, cancelled): `mcp/install/continue` refuses it."""
+        return self in (InstallState.COMPLETED, InstallState.CANCELLED)
+
+    @property
+    def is_paused(self) -> bool:
+        """Waiting for the user (dependencies or configuration required) until `mcp/install/continue`."""
+        return self in (InstallState.DEPENDENCIES_REQUIRED, InstallState.CONFIGURATION_REQUIRED)
+
+    @property
+    def is_working(self) -> bool:
+        """A step is under way; an install a stopped Cowork left here is shown as an error that `continue` retries."""
+        return self in (
+            InstallState.FETCHING_MANIFEST,
+            InstallState.CHECKING_DEPENDENCIES,
+            InstallState.STARTING,
+            InstallState.SAVING,
+        )
+
+
+INSTALL_STATES: tuple[str, ...] = tuple(state.value for state in InstallState)
 
 
 class DependencyInfo(WireModel):

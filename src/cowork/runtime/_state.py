@@ -1,7 +1,7 @@
 """Operation state: what the runner decides from, what executors change, what the store keeps.
 
-Two explicit state machines live here: an operation's status and a tool call's status. Every change goes
-through `transition`, which refuses anything the tables do not allow.
+Two explicit state machines live here (`cowork.machines.StateMachine`): an operation's status and a tool call's
+status. Every change goes through `transition` / `transition_call`, which refuse anything the tables do not allow.
 """
 
 from __future__ import annotations
@@ -14,9 +14,12 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage
 
 from cowork.config import AgentConfig
+from cowork.machines import InvalidTransition, StateMachine
 from cowork.protocol import GuardrailCode, OperationStatus, ToolCallStatus
 
 __all__ = [
+    "CALL_TRANSITIONS",
+    "OPERATION_TRANSITIONS",
     "RESOLVED_CALLS",
     "InvalidTransition",
     "LedgerEntry",
@@ -30,34 +33,38 @@ __all__ = [
 S = OperationStatus
 C = ToolCallStatus
 
-OPERATION_TRANSITIONS: dict[OperationStatus, frozenset[OperationStatus]] = {
-    S.IDLE: frozenset({S.RUNNING, S.CANCELLED}),
-    S.RUNNING: frozenset({S.WAITING_FOR_HUMAN, S.DONE, S.ERROR, S.CANCELLED, S.INTERRUPTED}),
-    S.WAITING_FOR_HUMAN: frozenset({S.RUNNING, S.DONE, S.ERROR, S.CANCELLED, S.INTERRUPTED}),
-    S.INTERRUPTED: frozenset({S.RUNNING, S.CANCELLED}),
-    S.DONE: frozenset(),
-    S.ERROR: frozenset(),
-    S.CANCELLED: frozenset(),
-}
+OPERATION_TRANSITIONS = StateMachine(
+    "operation",
+    OperationStatus,
+    {
+        S.IDLE: {S.RUNNING, S.CANCELLED},
+        S.RUNNING: {S.WAITING_FOR_HUMAN, S.DONE, S.ERROR, S.CANCELLED, S.INTERRUPTED},
+        S.WAITING_FOR_HUMAN: {S.RUNNING, S.DONE, S.ERROR, S.CANCELLED, S.INTERRUPTED},
+        S.INTERRUPTED: {S.RUNNING, S.CANCELLED},
+        S.DONE: set(),
+        S.ERROR: set(),
+        S.CANCELLED: set(),
+    },
+)
 
-CALL_TRANSITIONS: dict[ToolCallStatus, frozenset[ToolCallStatus]] = {
-    C.REQUESTED: frozenset({C.AWAITING_APPROVAL, C.AWAITING_ANSWER, C.STARTED, C.REJECTED, C.CANCELLED}),
-    C.AWAITING_APPROVAL: frozenset({C.APPROVED, C.REJECTED, C.CANCELLED}),
-    C.AWAITING_ANSWER: frozenset({C.FINISHED, C.CANCELLED}),
-    C.APPROVED: frozenset({C.STARTED, C.CANCELLED}),
-    C.STARTED: frozenset({C.FINISHED, C.INTERRUPTED, C.CANCELLED}),
-    C.INTERRUPTED: frozenset({C.AWAITING_APPROVAL, C.STARTED, C.FINISHED, C.CANCELLED}),
-    C.FINISHED: frozenset(),
-    C.REJECTED: frozenset(),
-    C.CANCELLED: frozenset(),
-}
+CALL_TRANSITIONS = StateMachine(
+    "tool call",
+    ToolCallStatus,
+    {
+        C.REQUESTED: {C.AWAITING_APPROVAL, C.AWAITING_ANSWER, C.STARTED, C.REJECTED, C.CANCELLED},
+        C.AWAITING_APPROVAL: {C.APPROVED, C.REJECTED, C.CANCELLED},
+        C.AWAITING_ANSWER: {C.FINISHED, C.CANCELLED},
+        C.APPROVED: {C.STARTED, C.CANCELLED},
+        C.STARTED: {C.FINISHED, C.INTERRUPTED, C.CANCELLED},
+        C.INTERRUPTED: {C.AWAITING_APPROVAL, C.STARTED, C.FINISHED, C.CANCELLED},
+        C.FINISHED: set(),
+        C.REJECTED: set(),
+        C.CANCELLED: set(),
+    },
+)
 
-RESOLVED_CALLS = frozenset({C.FINISHED, C.REJECTED, C.CANCELLED})
-"""A call in one of these has its result: the model can be told."""
-
-
-class InvalidTransition(RuntimeError):
-    """A status change the state machine does not allow: a bug, never a user error."""
+RESOLVED_CALLS = frozenset(status for status in ToolCallStatus if status.is_resolved)
+"""`ToolCallStatus.is_resolved` as a set, kept for the runner and executors that test membership."""
 
 
 @dataclass(frozen=True)
@@ -171,19 +178,23 @@ class OperationState:
 
 
 def transition(state: OperationState, new: OperationStatus) -> None:
-    if new == state.status:
-        return
-    if new not in OPERATION_TRANSITIONS[state.status]:
-        raise InvalidTransition(f"operation {state.id}: {state.status} -> {new}")
-    state.status = new
+    """Move the operation to `new`; setting the status it already has changes nothing and is not a transition.
+
+    Raises:
+        InvalidTransition: `OPERATION_TRANSITIONS` does not allow it.
+    """
+    if new != state.status:
+        state.status = OPERATION_TRANSITIONS.check(state.status, new, subject=state.id)
 
 
 def transition_call(entry: LedgerEntry, new: ToolCallStatus) -> None:
-    if new == entry.status:
-        return
-    if new not in CALL_TRANSITIONS[entry.status]:
-        raise InvalidTransition(f"tool call {entry.tool_call_id}: {entry.status} -> {new}")
-    entry.status = new
+    """Move the tool call to `new`; setting the status it already has changes nothing and is not a transition.
+
+    Raises:
+        InvalidTransition: `CALL_TRANSITIONS` does not allow it.
+    """
+    if new != entry.status:
+        entry.status = CALL_TRANSITIONS.check(entry.status, new, subject=entry.tool_call_id)
 
 
 GUARDRAIL_QUESTIONS: dict[GuardrailCode, str] = {

@@ -1,7 +1,7 @@
 """Installing an MCP server: a persisted state machine from manifest to a saved, working server.
 
 `_manifest` parses manifests and the configuration form, `_deps` checks the programs a server needs, `_probe`
-starts a server once to list its tools, `_states` is the transition table, `_service` drives installs.
+starts a server once to list its tools, `_states` is the transition table over `cowork.protocol.InstallState`, `_service` drives installs.
 """
 
 from ._deps import KNOWN_PROGRAMS, check_dependencies, check_dependency, platform_key, satisfies
@@ -17,15 +17,15 @@ from ._service import (
     credential_reference,
     expand_credentials,
 )
-from ._states import TRANSITIONS, IllegalTransition, State
+from ._states import INSTALL_MACHINE, PROGRESS
 
 __all__ = [
+    "INSTALL_MACHINE",
     "KNOWN_PROGRAMS",
-    "TRANSITIONS",
+    "PROGRESS",
     "AuthFactory",
     "DependencySpec",
     "ExistsFn",
-    "IllegalTransition",
     "InstallListener",
     "InstallService",
     "Manifest",
@@ -33,7 +33,6 @@ __all__ = [
     "RemoveFn",
     "SaveFn",
     "ServerSpec",
-    "State",
     "check_dependencies",
     "check_dependency",
     "config_problems",

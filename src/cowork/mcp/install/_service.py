@@ -21,14 +21,14 @@ import httpx2
 
 from cowork.credentials import CredentialStore
 from cowork.mcp._secrets import credential_reference, expand_credentials
-from cowork.protocol import DependencyInfo, ErrorCode, ErrorSource, InstallInfo, ProtocolError
+from cowork.protocol import DependencyInfo, ErrorCode, ErrorSource, InstallInfo, InstallState, ProtocolError
 from cowork.store import Database, repos
 from cowork.store.repos.mcp_installs import McpInstallRow
 
 from ._deps import check_dependencies
 from ._manifest import Manifest, config_problems, credential_name, load_manifest, render, secret_fields
 from ._probe import ProbeFailed, ServerSpec, list_tools
-from ._states import PROGRESS, RUNNING, TERMINAL, State, check
+from ._states import INSTALL_MACHINE, PROGRESS
 
 __all__ = [
     "AuthFactory",
@@ -52,15 +52,15 @@ ExistsFn = Callable[[str], Awaitable[bool]]
 InstallListener = Callable[[InstallInfo], None]
 AuthFactory = Callable[[str, str], httpx2.Auth]
 
-_MESSAGES: dict[State, str] = {
-    State.FETCHING_MANIFEST: "Reading the manifest.",
-    State.CHECKING_DEPENDENCIES: "Checking the programs the server needs.",
-    State.DEPENDENCIES_REQUIRED: "Some programs the server needs are missing or too old: install them, then continue.",
-    State.CONFIGURATION_REQUIRED: "Fill in the server's configuration, then continue.",
-    State.STARTING: "Starting the server and listing its tools.",
-    State.SAVING: "Saving the server.",
-    State.COMPLETED: "Installed.",
-    State.CANCELLED: "Cancelled.",
+_MESSAGES: dict[InstallState, str] = {
+    InstallState.FETCHING_MANIFEST: "Reading the manifest.",
+    InstallState.CHECKING_DEPENDENCIES: "Checking the programs the server needs.",
+    InstallState.DEPENDENCIES_REQUIRED: "Some programs the server needs are missing or too old: install them, then continue.",
+    InstallState.CONFIGURATION_REQUIRED: "Fill in the server's configuration, then continue.",
+    InstallState.STARTING: "Starting the server and listing its tools.",
+    InstallState.SAVING: "Saving the server.",
+    InstallState.COMPLETED: "Installed.",
+    InstallState.CANCELLED: "Cancelled.",
 }
 
 
@@ -130,9 +130,9 @@ class InstallService:
             return
         self._loaded = True
         for row in await self._db.read(repos.mcp_installs.list_all):
-            state = State(row.state)
-            if state in RUNNING and row.id not in self._tasks:
-                row.state, row.error = State.ERROR, f"Cowork stopped during {state}; continue to retry."
+            state = InstallState(row.state)
+            if state.is_working and row.id not in self._tasks:
+                row.state, row.error = InstallState.ERROR, f"Cowork stopped during {state}; continue to retry."
                 row.message, row.updated_at = row.error, _now()
                 await self._db.write(lambda c, r=row: repos.mcp_installs.put(c, r))  # type: ignore[misc]
             self._rows[row.id] = row
@@ -149,16 +149,16 @@ class InstallService:
     # -- queries -------------------------------------------------------------------------------------------------
 
     def info(self, row: McpInstallRow) -> InstallInfo:
-        state = State(row.state)
+        state = InstallState(row.state)
         manifest = row.manifest
         return InstallInfo(
             install_id=row.id,
             name=row.name,
-            state=state.value,
+            state=state,
             progress=row.progress,
             message=row.message,
             dependencies=[DependencyInfo.model_validate(d) for d in row.dependencies],
-            form=manifest.get("config") if state == State.CONFIGURATION_REQUIRED else None,
+            form=manifest.get("config") if state == InstallState.CONFIGURATION_REQUIRED else None,
             error=row.error,
             stderr_tail=row.stderr_tail,
             tools=row.tools,
@@ -199,7 +199,8 @@ class InstallService:
         await self.load()
         parsed = load_manifest(manifest, manifest_path)
         for other in self._rows.values():
-            if other.name == parsed.name and State(other.state) not in TERMINAL | {State.ERROR}:
+            other_state = InstallState(other.state)
+            if other.name == parsed.name and not (other_state.is_final or other_state is InstallState.ERROR):
                 raise ProtocolError(
                     ErrorCode.BUSY,
                     f"{parsed.name} is being installed already (install {other.id}, {other.state}).",
@@ -215,9 +216,9 @@ class InstallService:
         row = McpInstallRow(
             id=f"inst_{uuid.uuid4().hex[:20]}",
             name=parsed.name,
-            state=State.FETCHING_MANIFEST,
-            progress=PROGRESS[State.FETCHING_MANIFEST],
-            message=_MESSAGES[State.FETCHING_MANIFEST],
+            state=InstallState.FETCHING_MANIFEST,
+            progress=PROGRESS[InstallState.FETCHING_MANIFEST],
+            message=_MESSAGES[InstallState.FETCHING_MANIFEST],
             manifest=parsed.model_dump(mode="json", exclude_none=True),
             config={"configured": not _has_form(parsed), "values": {}},
             created_at=now,
@@ -239,17 +240,17 @@ class InstallService:
         """
         row = await self._row(install_id)
         async with self._lock(install_id):
-            state = State(row.state)
-            if install_id in self._tasks or state in RUNNING:
+            state = InstallState(row.state)
+            if install_id in self._tasks or state.is_working:
                 raise ProtocolError(
                     ErrorCode.BUSY, f"Install {install_id} is {state}; wait for it to pause.", source=ErrorSource.SERVER
                 )
-            if state in TERMINAL:
+            if state.is_final:
                 raise ProtocolError(
                     ErrorCode.NOT_RESUMABLE, f"Install {install_id} is {state}.", source=ErrorSource.SERVER
                 )
             manifest = Manifest.model_validate(row.manifest)
-            if state == State.CONFIGURATION_REQUIRED and values is None:
+            if state == InstallState.CONFIGURATION_REQUIRED and values is None:
                 raise ProtocolError(
                     ErrorCode.INVALID_PARAMS,
                     "This install needs its configuration: send `values` matching the form.",
@@ -262,14 +263,14 @@ class InstallService:
                         f"{manifest.name} takes no configuration; continue without `values`.",
                         source=ErrorSource.PROTOCOL,
                     )
-                if state == State.DEPENDENCIES_REQUIRED:
+                if state == InstallState.DEPENDENCIES_REQUIRED:
                     raise ProtocolError(
                         ErrorCode.INVALID_PARAMS,
                         "Install the missing programs first; the configuration form comes next.",
                         source=ErrorSource.PROTOCOL,
                     )
                 await self._configure(row, manifest, values)
-            if state == State.CONFIGURATION_REQUIRED:
+            if state == InstallState.CONFIGURATION_REQUIRED:
                 step = self._from_start(row)
             else:
                 step = self._from_dependencies(row)
@@ -288,17 +289,17 @@ class InstallService:
             with contextlib.suppress(BaseException):
                 await task
         async with self._lock(install_id):
-            state = State(row.state)
-            if state == State.CANCELLED:
+            state = InstallState(row.state)
+            if state == InstallState.CANCELLED:
                 return self.info(row)
-            if state == State.COMPLETED:
+            if state == InstallState.COMPLETED:
                 raise ProtocolError(
                     ErrorCode.NOT_RESUMABLE,
                     f"{row.name} is installed; remove it with mcp/remove instead.",
                     source=ErrorSource.SERVER,
                 )
             await self._cleanup(row)
-            await self._transition(row, State.CANCELLED)
+            await self._transition(row, InstallState.CANCELLED)
         return self.info(row)
 
     # -- steps ---------------------------------------------------------------------------------------------------
@@ -322,26 +323,28 @@ class InstallService:
             raise
         except Exception as exc:
             log.exception("install %s failed", row.id)
-            if State(row.state) in RUNNING:
+            if InstallState(row.state).is_working:
                 await self._fail(row, f"{type(exc).__name__}: {exc}", None)
 
     async def _from_dependencies(self, row: McpInstallRow) -> None:
         manifest = Manifest.model_validate(row.manifest)
-        await self._transition(row, State.CHECKING_DEPENDENCIES, error=None, stderr_tail=None)
+        await self._transition(row, InstallState.CHECKING_DEPENDENCIES, error=None, stderr_tail=None)
         found = await check_dependencies(manifest.dependencies, platform=self._platform)
         row.dependencies = [d.model_dump(mode="json") for d in found]
         if not all(d.satisfied for d in found):
             missing = ", ".join(d.name for d in found if not d.satisfied)
-            await self._transition(row, State.DEPENDENCIES_REQUIRED, message=f"Install {missing}, then continue.")
+            await self._transition(
+                row, InstallState.DEPENDENCIES_REQUIRED, message=f"Install {missing}, then continue."
+            )
             return
         if not row.config.get("configured"):
-            await self._transition(row, State.CONFIGURATION_REQUIRED)
+            await self._transition(row, InstallState.CONFIGURATION_REQUIRED)
             return
         await self._from_start(row)
 
     async def _from_start(self, row: McpInstallRow) -> None:
         manifest = Manifest.model_validate(row.manifest)
-        await self._transition(row, State.STARTING, error=None, stderr_tail=None)
+        await self._transition(row, InstallState.STARTING, error=None, stderr_tail=None)
         values = dict(row.config.get("values", {}))
         secrets = secret_fields(manifest.config)
         for field in secrets:
@@ -357,11 +360,13 @@ class InstallService:
             await self._fail(row, exc.reason, exc.stderr_tail)
             return
         row.tools = tools
-        await self._transition(row, State.SAVING, message=f"Saving {manifest.name} ({len(tools)} tools).")
+        await self._transition(row, InstallState.SAVING, message=f"Saving {manifest.name} ({len(tools)} tools).")
         references = {f: credential_reference(credential_name(manifest.name, f)) for f in secrets}
         await self._save(_server_config(manifest, dict(row.config.get("values", {})) | references))
         row.saved = True
-        await self._transition(row, State.COMPLETED, message=f"Installed {manifest.name} with {len(tools)} tools.")
+        await self._transition(
+            row, InstallState.COMPLETED, message=f"Installed {manifest.name} with {len(tools)} tools."
+        )
 
     async def _configure(self, row: McpInstallRow, manifest: Manifest, values: dict[str, Any]) -> None:
         problems = config_problems(manifest.config, values)
@@ -403,7 +408,7 @@ class InstallService:
             except Exception:
                 log.exception("could not delete %s", name)
         row.secrets = []
-        if (row.saved or State(row.state) == State.SAVING) and self._remove is not None:
+        if (row.saved or InstallState(row.state) == InstallState.SAVING) and self._remove is not None:
             try:
                 await self._remove(row.name)
             except Exception:
@@ -412,12 +417,12 @@ class InstallService:
         row.config = {"configured": row.config.get("configured", False), "values": {}}
 
     async def _fail(self, row: McpInstallRow, reason: str, stderr_tail: str | None) -> None:
-        await self._transition(row, State.ERROR, message=reason, error=reason, stderr_tail=stderr_tail)
+        await self._transition(row, InstallState.ERROR, message=reason, error=reason, stderr_tail=stderr_tail)
 
     async def _transition(
-        self, row: McpInstallRow, target: State, *, message: str | None = None, **changes: Any
+        self, row: McpInstallRow, target: InstallState, *, message: str | None = None, **changes: Any
     ) -> None:
-        check(State(row.state), target)
+        INSTALL_MACHINE.check(InstallState(row.state), target, subject=row.id)
         row.state = target.value
         row.progress = PROGRESS.get(target, row.progress)
         row.message = message or _MESSAGES.get(target, "")

@@ -1,42 +1,36 @@
-"""The install state machine: its states, the legal transitions, and how far along each state is."""
+"""The install state machine: the legal transitions between `InstallState`s, and how far along each state is.
+
+The states themselves are `cowork.protocol.InstallState` (what clients see, and what `mcp_installs.state` stores);
+whether a state is final, paused or working is a property of the enum.
+"""
 
 from __future__ import annotations
 
-from enum import StrEnum
+from cowork.machines import StateMachine
+from cowork.protocol import InstallState
 
-__all__ = ["PAUSED", "PROGRESS", "RUNNING", "TERMINAL", "TRANSITIONS", "IllegalTransition", "State", "check"]
+__all__ = ["INSTALL_MACHINE", "PROGRESS"]
 
+S = InstallState
 
-class State(StrEnum):
-    FETCHING_MANIFEST = "FETCHING_MANIFEST"
-    CHECKING_DEPENDENCIES = "CHECKING_DEPENDENCIES"
-    DEPENDENCIES_REQUIRED = "DEPENDENCIES_REQUIRED"
-    CONFIGURATION_REQUIRED = "CONFIGURATION_REQUIRED"
-    STARTING = "STARTING"
-    SAVING = "SAVING"
-    COMPLETED = "COMPLETED"
-    ERROR = "ERROR"
-    CANCELLED = "CANCELLED"
+INSTALL_MACHINE = StateMachine(
+    "install",
+    InstallState,
+    {
+        S.FETCHING_MANIFEST: {S.CHECKING_DEPENDENCIES, S.ERROR, S.CANCELLED},
+        S.CHECKING_DEPENDENCIES: {S.DEPENDENCIES_REQUIRED, S.CONFIGURATION_REQUIRED, S.STARTING, S.ERROR, S.CANCELLED},
+        S.DEPENDENCIES_REQUIRED: {S.CHECKING_DEPENDENCIES, S.CANCELLED},
+        S.CONFIGURATION_REQUIRED: {S.STARTING, S.CANCELLED},
+        S.STARTING: {S.SAVING, S.ERROR, S.CANCELLED},
+        S.SAVING: {S.COMPLETED, S.ERROR, S.CANCELLED},
+        # Retry: back to the dependency check, with the configuration already given.
+        S.ERROR: {S.CHECKING_DEPENDENCIES, S.CANCELLED},
+        S.COMPLETED: set(),
+        S.CANCELLED: set(),
+    },
+)
 
-
-S = State
-
-TRANSITIONS: dict[State, frozenset[State]] = {
-    S.FETCHING_MANIFEST: frozenset({S.CHECKING_DEPENDENCIES, S.ERROR, S.CANCELLED}),
-    S.CHECKING_DEPENDENCIES: frozenset(
-        {S.DEPENDENCIES_REQUIRED, S.CONFIGURATION_REQUIRED, S.STARTING, S.ERROR, S.CANCELLED}
-    ),
-    S.DEPENDENCIES_REQUIRED: frozenset({S.CHECKING_DEPENDENCIES, S.CANCELLED}),
-    S.CONFIGURATION_REQUIRED: frozenset({S.STARTING, S.CANCELLED}),
-    S.STARTING: frozenset({S.SAVING, S.ERROR, S.CANCELLED}),
-    S.SAVING: frozenset({S.COMPLETED, S.ERROR, S.CANCELLED}),
-    # Retry: back to the dependency check, with the configuration already given.
-    S.ERROR: frozenset({S.CHECKING_DEPENDENCIES, S.CANCELLED}),
-    S.COMPLETED: frozenset(),
-    S.CANCELLED: frozenset(),
-}
-
-PROGRESS: dict[State, int] = {
+PROGRESS: dict[InstallState, int] = {
     S.FETCHING_MANIFEST: 15,
     S.CHECKING_DEPENDENCIES: 30,
     S.DEPENDENCIES_REQUIRED: 40,
@@ -46,16 +40,3 @@ PROGRESS: dict[State, int] = {
     S.COMPLETED: 100,
 }
 """Percent done on entering a state; ERROR and CANCELLED keep the figure they were reached at."""
-
-PAUSED = frozenset({S.DEPENDENCIES_REQUIRED, S.CONFIGURATION_REQUIRED})
-TERMINAL = frozenset({S.COMPLETED, S.CANCELLED})
-RUNNING = frozenset({S.FETCHING_MANIFEST, S.CHECKING_DEPENDENCIES, S.STARTING, S.SAVING})
-
-
-class IllegalTransition(RuntimeError):
-    """A transition the table does not allow: a bug in the caller, never the user's input."""
-
-
-def check(current: State, target: State) -> None:
-    if target not in TRANSITIONS[current]:
-        raise IllegalTransition(f"install cannot go from {current} to {target}")
