@@ -244,3 +244,20 @@ def test_the_tui_subcommand_is_registered() -> None:
         [sys.executable, "-m", "cowork", "tui", "--help"], capture_output=True, text=True, timeout=60, check=False
     )
     assert result.returncode == 0 and "--resume" in result.stdout
+
+
+@pytest.mark.parametrize("how", ["ctrl+q", "palette"])
+async def test_it_quits(server: ServerProcess, workspace: Path, how: str) -> None:
+    app = app_for(server, workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, app.connected.is_set)
+        if how == "ctrl+q":
+            await pilot.press("ctrl+q")
+        else:
+            await pilot.press("ctrl+p")
+            await pilot.pause(0.2)
+            await pilot.press(*"Quit")
+            await pilot.pause(0.5)
+            await pilot.press("enter")
+        await until(pilot, lambda: not app.is_running, within=15)
+    assert app.return_code == 0

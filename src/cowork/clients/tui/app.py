@@ -169,7 +169,9 @@ class CoworkApp(App[int]):
         self.connection = "connecting…" if options is not None or connector is not None else "offline"
         self.model_label = "no provider connected"
         self._request_screen: ApprovalScreen | QuestionScreen | None = None
-        self._closing = False
+        # Not `_closing`: that name is Textual's own (MessagePump), and shadowing it made the app drop every
+        # message once set, the exit included, so the TUI could not be quit.
+        self._quitting = False
         self.connected = asyncio.Event()
 
     # -- layout -----------------------------------------------------------------------------------------------
@@ -215,10 +217,6 @@ class CoworkApp(App[int]):
             self.model_label = f"{self.init.config.provider}:{self.init.config.model}"
         self._refresh_usage()
 
-    @property
-    def is_closing(self) -> bool:
-        return self._closing
-
     # -- connection -------------------------------------------------------------------------------------------
 
     async def _connect(self) -> RpcClient:
@@ -237,7 +235,7 @@ class CoworkApp(App[int]):
     @work(exclusive=True, group="connection")
     async def _connection_loop(self) -> None:
         delay = 0.2
-        while not self._closing:
+        while not self._quitting:
             try:
                 client = await self._connect()
             except (OSError, RuntimeError, TimeoutError) as exc:
@@ -262,7 +260,7 @@ class CoworkApp(App[int]):
                 self.connected.clear()
                 self.rpc = None
                 await client.close()
-            if self.is_closing:
+            if self._quitting:
                 return
             self.connection = "reconnecting…"
             self._refresh_usage()
@@ -577,13 +575,13 @@ class CoworkApp(App[int]):
         yield from super().get_system_commands(screen)
 
     async def action_quit(self) -> None:
-        self._closing = True
+        self._quitting = True
         if self.rpc is not None:
             await self.rpc.close()
         self.exit(0)
 
     async def on_unmount(self) -> None:
-        self._closing = True
+        self._quitting = True
         if self.rpc is not None:
             await self.rpc.close()
 
