@@ -217,6 +217,10 @@ class CoworkApp(App[int]):
             self.model_label = f"{self.init.config.provider}:{self.init.config.model}"
         self._refresh_usage()
 
+    def quitting(self) -> bool:
+        """Whether the user asked to quit (a method: the flag changes while the connection loop awaits)."""
+        return self._quitting
+
     # -- connection -------------------------------------------------------------------------------------------
 
     async def _connect(self) -> RpcClient:
@@ -260,7 +264,7 @@ class CoworkApp(App[int]):
                 self.connected.clear()
                 self.rpc = None
                 await client.close()
-            if self._quitting:
+            if self.quitting():
                 return
             self.connection = "reconnecting…"
             self._refresh_usage()
