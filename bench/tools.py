@@ -23,7 +23,7 @@ from cowork.tools import ToolContext
 from cowork.tools._bash import BashTool
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
-from policy.corpus import CORPUS
+from policy.corpus import CORPUS  # type: ignore[import-not-found]  # tests/ is on sys.path, not a package root
 
 COMMAND = "echo hello && ls / > /dev/null"
 

@@ -29,6 +29,7 @@ from cowork.protocol import (
     ServerInfo,
     SessionInfo,
     TurnStartResult,
+    WireModel,
     error_response,
     notification,
     success_response,
@@ -127,4 +128,4 @@ def _result(method: str) -> dict[str, Any] | None:
         "approval/respond": {},
     }
     result = results.get(method)
-    return result.wire() if hasattr(result, "wire") else result
+    return result.wire() if isinstance(result, WireModel) else result

@@ -182,7 +182,7 @@ def test_approval_question_and_steering_inline(
         users = [m["content"] for m in request.messages if m["role"] == "user"]  # type: ignore[attr-defined]
         return MockResponse(
             text=f"You chose {request.messages[-1]['content'] if False else 'blue'}; you said: {users[-1]}"
-        )  # type: ignore[attr-defined]
+        )
 
     mock_llm.set_script(script)
     env = cli_env | provider_env("openai", mock_llm.openai_base_url)

@@ -26,7 +26,7 @@ class DictKeyring(KeyringBackend):
     never picks it for code outside these tests.
     """
 
-    priority = 1  # type: ignore[assignment]
+    priority = 1
 
     def __init__(self, entries: dict[tuple[str, str], str]) -> None:
         super().__init__()

@@ -10,6 +10,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from cowork.protocol import OperationStatus
 from cowork.testing.core import CoreHarness
 from cowork.testing.mockllm import MockLLMServer, MockResponse, MockToolCall
 
@@ -34,7 +35,7 @@ async def test_a_turn_calls_an_mcp_tool_and_the_result_reaches_the_model(
     )
     session = await harness.session(core)
     op = await harness.start(core, session, "echo please")
-    await harness.status(session, op, "done")
+    await harness.status(session, op, OperationStatus.DONE)
     sent = mock_llm.requests[1].last_tool_results[0]["content"]
     assert "echo: hello mcp" in sent and "<untrusted_content" in sent
     tool_names = [t["function"]["name"] for t in mock_llm.requests[0].body["tools"]]
@@ -125,14 +126,14 @@ async def test_cancelling_the_turn_cancels_the_call_on_the_server(
 
     await asyncio.wait_for(exists(marks / "slow-started-zzz"), 15)
     assert await core.runtime.cancel(session, op) is True
-    await harness.status(session, op, "cancelled")
+    await harness.status(session, op, OperationStatus.CANCELLED)
     await asyncio.wait_for(exists(marks / "cancelled-zzz"), 15)  # the server was told
     # The connection stays usable, and the next turn carries a result for the cancelled call.
     assert core.mcp.info("c").status == "running"
     result = await core.mcp.call_tool("c", "echo", {"text": "still"})
     assert result.content[0].text == "echo: still"  # type: ignore[union-attr]
     op2 = await harness.start(core, session, "again")
-    await harness.status(session, op2, "done")
+    await harness.status(session, op2, OperationStatus.DONE)
     tool_messages = [m for m in mock_llm.requests[1].messages if m["role"] == "tool"]
     assert len(tool_messages) == 1
 

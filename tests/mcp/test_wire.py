@@ -45,7 +45,7 @@ async def test_every_mcp_method_and_bad_input(tmp_path: Path, workspace: Path) -
                 m == "mcp/status" and p["name"] == "t" and p["status"] == "running" for m, p in client.notifications
             )
             # Bad input changes nothing.
-            for method, params, code in [
+            bad: list[tuple[str, dict[str, Any], str]] = [
                 ("mcp/add", {"name": "t", **STDIO}, "mcp_server_exists"),
                 ("mcp/add", {"name": "Bad Name", **STDIO}, "invalid_params"),
                 ("mcp/add", {"name": "x", "transport": "stdio"}, "invalid_params"),
@@ -58,7 +58,8 @@ async def test_every_mcp_method_and_bad_input(tmp_path: Path, workspace: Path) -
                 ("mcp/validate", {"name": "nope"}, "mcp_server_not_found"),
                 ("mcp/trust", {"workspace": str(tmp_path / "missing")}, "workspace_not_found"),
                 ("mcp/add", {"name": "y", **STDIO, "policy": "sometimes"}, "invalid_params"),
-            ]:
+            ]
+            for method, params, code in bad:
                 with pytest.raises(RpcError) as info:
                     await client.call(method, params)
                 assert info.value.code == code, (method, params)

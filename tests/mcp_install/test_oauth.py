@@ -139,10 +139,10 @@ class ProtectedServer:
         self.provider = MemoryAuthProvider()
         server = MCPServer(
             "secure",
-            auth_server_provider=self.provider,
+            auth_server_provider=self.provider,  # type: ignore[arg-type]
             auth=AuthSettings(
-                issuer_url=self.base,  # type: ignore[arg-type]
-                resource_server_url=self.url,  # type: ignore[arg-type]
+                issuer_url=self.base,
+                resource_server_url=self.url,
                 validate_token_resource=False,
                 client_registration_options=ClientRegistrationOptions(enabled=True, valid_scopes=["tools"]),
                 required_scopes=["tools"],

@@ -4,6 +4,7 @@ against the mock: what is retried, what is not, and who announces it."""
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import AsyncIterator, Sequence
 
 import pytest
@@ -28,7 +29,6 @@ from pydantic_ai.messages import ModelRequest, TextPart
 from pydantic_ai.models import Model
 from pydantic_ai.models.openai import OpenAIChatModel
 
-from cowork import backoff as backoff_module
 from cowork.models import (
     RETRYABLE,
     Finished,
@@ -169,7 +169,7 @@ def test_retry_after_is_honoured_up_to_the_limit() -> None:
 
 @pytest.mark.parametrize(("draw", "share"), [(0.0, 0.5), (0.999999, 1.0)])
 def test_backoff_doubles_up_to_the_cap_with_jitter(monkeypatch: pytest.MonkeyPatch, draw: float, share: float) -> None:
-    monkeypatch.setattr(backoff_module.random, "random", lambda: draw)
+    monkeypatch.setattr(random, "random", lambda: draw)
     policy = RetryPolicy(base_seconds=1, max_seconds=10)
     delays = [policy.delay(attempt, None) for attempt in range(1, 7)]
     assert delays == pytest.approx([share * b for b in (1, 2, 4, 8, 10, 10)], rel=1e-5)

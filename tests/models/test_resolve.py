@@ -112,7 +112,7 @@ async def test_compatible_providers_get_pydantic_ai_s_named_provider_for_its_pro
     target = ModelTarget("p", "deepseek-v4-pro", "openai-chat", "http://127.0.0.1:1/v1", "key", profile=profile)
     built = family_factory("openai-chat")(target)
     try:
-        assert type(built.model._provider).__name__ == provider_cls  # type: ignore[attr-defined]
+        assert type(built.model._provider).__name__ == provider_cls
         # The base URL is ours (tests, gateways), whatever the named provider's default.
         assert built.model.base_url == "http://127.0.0.1:1/v1/"
     finally:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -21,18 +21,18 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def mock() -> MockLLMServer:
+def mock() -> Iterator[MockLLMServer]:
     with MockLLMServer() as server:
-        yield server  # type: ignore[misc]
+        yield server
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, mock: MockLLMServer) -> ServerProcess:
+def server(tmp_path_factory: pytest.TempPathFactory, mock: MockLLMServer) -> Iterator[ServerProcess]:
     root = tmp_path_factory.mktemp("badinput")
     (root / "ws").mkdir()
     env = provider_env("openai", mock.openai_base_url)
     with ServerProcess(root / "home", root / "ws", env=env) as proc:
-        yield proc  # type: ignore[misc]
+        yield proc
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> ServerProcess:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     root = tmp_path_factory.mktemp("methods")
     (root / "ws").mkdir()
     env = {
@@ -26,7 +26,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> ServerProcess:
         "COWORK_PROVIDER": "anthropic",
     }
     with ServerProcess(root / "home", root / "ws", env=env) as proc:
-        yield proc  # type: ignore[misc]
+        yield proc
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import os
 import stat
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -20,11 +21,11 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> ServerProcess:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     root = tmp_path_factory.mktemp("security")
     (root / "ws").mkdir()
     with ServerProcess(root / "home", root / "ws") as proc:
-        yield proc  # type: ignore[misc]
+        yield proc
 
 
 def _rejected(exc: BaseException) -> bool:

@@ -35,7 +35,7 @@ def test_wal_mode_busy_timeout_and_foreign_keys(tmp_path: Path) -> None:
     db = Database.sqlite(tmp_path / "cowork.db")
     db.migrate()
 
-    def pragmas(conn: sa.Connection) -> tuple[str, int, int]:
+    def pragmas(conn: sa.Connection) -> tuple[object, object, object]:
         return (
             conn.exec_driver_sql("PRAGMA journal_mode").scalar(),
             conn.exec_driver_sql("PRAGMA busy_timeout").scalar(),

@@ -93,7 +93,7 @@ def test_messages_positions(db: Database) -> None:
     assert db.read_sync(lambda c: repos.messages.next_position(c, "s1")) == 0
     for i, text in enumerate(["hi", "", "hello"]):
         row = MessageRow(f"m{i}", "s1", "op1", i, "request" if i != 2 else "response", text, "{}", NOW)
-        db.write_sync(lambda c, row=row: repos.messages.insert(c, row))
+        db.write_sync(lambda c, row=row: repos.messages.insert(c, row))  # type: ignore[misc]
     assert db.read_sync(lambda c: repos.messages.next_position(c, "s1")) == 3
     assert [m.id for m in db.read_sync(lambda c: repos.messages.for_session(c, "s1", only_with_text=True))] == [
         "m0",

@@ -73,7 +73,7 @@ def events(session_id: str) -> list[SessionEvent]:
     ]
 
 
-MCP = [
+MCP: list[dict[str, Any]] = [
     {"name": "time", "transport": "stdio", "status": "running", "tools": [{"name": "now", "description": ""}] * 2},
     {"name": "github", "transport": "http", "status": "auth_required", "reason": "sign in needed", "tools": []},
     {"name": "broken", "transport": "stdio", "status": "error", "reason": "exited with code 1", "tools": []},

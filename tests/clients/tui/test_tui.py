@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.pilot import Pilot
@@ -65,7 +66,7 @@ def chat_text(app: CoworkApp) -> str:
     return "\n".join(parts)
 
 
-async def dialog(pilot: Pilot[int], kind: type[Screen[object]]) -> Screen[object]:
+async def dialog(pilot: Pilot[int], kind: type[Screen[Any]]) -> Screen[Any]:
     """Wait until the dialog is up and laid out (a click before that lands elsewhere)."""
     app = pilot.app
     await until(pilot, lambda: isinstance(app.screen, kind) and app.screen.query("Button, OptionList, Input"))
