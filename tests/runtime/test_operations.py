@@ -222,7 +222,7 @@ async def test_todos(harness: CoreHarness, mock_llm: MockLLMServer) -> None:
     await harness.status(sid, op, S.DONE)
     (todos,) = harness.payloads(sid, "todos")
     assert [(t.content, t.status) for t in todos.todos] == [(t["content"], t["status"]) for t in good]  # type: ignore[union-attr]
-    stored = await core.runtime.todos(sid)
+    stored = await core.todos.get(sid)
     assert [t.active_form for t in stored] == ["Reading the code", "Fixing the bug", "Running the tests"]
     rejected = [p for p in harness.payloads(sid, "tool_result") if p.is_error]  # type: ignore[union-attr]
     assert len(rejected) == 1 and "at most one todo may be in_progress" in rejected[0].content  # type: ignore[union-attr]

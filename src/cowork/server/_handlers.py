@@ -145,17 +145,17 @@ async def session_list(core: Core, peer: Peer | None, params: SessionListParams)
 
 @handles("session/update")
 async def session_update(core: Core, peer: Peer | None, params: SessionUpdateParams) -> WireModel:
-    return await core.runtime.update_session(params)
+    return await core.settings.update(params)
 
 
 @handles("tool/list")
 async def tool_list(core: Core, peer: Peer | None, params: Params) -> WireModel:
-    return ToolListResult(tools=core.runtime.tool_infos())
+    return ToolListResult(tools=core.tool_policies.infos())
 
 
 @handles("tool/setPolicy")
 async def tool_set_policy(core: Core, peer: Peer | None, params: ToolSetPolicyParams) -> WireModel:
-    return await core.runtime.set_tool_policy(params)
+    return await core.tool_policies.set(params)
 
 
 @handles("session/get")
@@ -165,7 +165,7 @@ async def session_get(core: Core, peer: Peer | None, params: SessionGetParams) -
         session=session,
         messages=await core.sessions.messages(params.session_id),
         pending=await core.runtime.pending(params.session_id),
-        todos=await core.runtime.todos(params.session_id),
+        todos=await core.todos.get(params.session_id),
     )
 
 
