@@ -18,10 +18,11 @@ from cowork.mcp import McpHypervisor, Notices
 from cowork.mcp._oauth import OAuthManager
 from cowork.mcp.install import InstallService
 from cowork.models import ModelCache, ModelSelector
+from cowork.policy import ToolPolicies
 from cowork.providers import ModelChoices, ProviderService
-from cowork.runtime import RunnerDeps, Runtime
+from cowork.runtime import RunnerDeps, Runtime, TurnRouter
 from cowork.sandbox import find_bwrap
-from cowork.sessions import EventBus, Journal, SessionService
+from cowork.sessions import EventBus, Journal, SessionService, SessionSettings, TodoList
 from cowork.store import Database
 from cowork.tools import ToolRegistry, builtin_tools
 from cowork.usage import UsageService
@@ -107,6 +108,12 @@ class Core:
         self.sessions = SessionService(
             self.db, self.journal, default_workspace=self.workspace, default_network=sandbox.network
         )
+        self.router = TurnRouter(self.config, self.selector, self.providers)
+        self.settings = SessionSettings(self.sessions, self.selector, routes=self.router.routes)
+        """`session/update` and the live switches (network, yolo, reasoning effort) runners read."""
+        self.todos = TodoList(self.sessions, self.journal)
+        self.tool_policies = ToolPolicies(self.db, self.tools)
+        """The user's per-tool overrides (`tool/list`, `tool/setPolicy`)."""
         self.runtime = Runtime(
             RunnerDeps(
                 db=self.db,
@@ -118,16 +125,19 @@ class Core:
                 bwrap=self.bwrap,
             ),
             self.sessions,
+            self.settings,
             self.selector,
             self.tools,
-            self.providers,
+            self.router,
+            todos=self.todos,
+            overrides=self.tool_policies.overrides,
         )
         self.model_choices = ModelChoices(
             self.config,
             self.selector,
             self.providers,
             sessions=self.sessions,
-            router=self.runtime.router,
+            router=self.router,
             busy=self.runtime.active_operation,
         )
 
@@ -139,6 +149,7 @@ class Core:
         self.journal.start()
         await self.usage.load()
         await self.providers.load()
+        await self.tool_policies.load()
         await self.runtime.recover()
         await self.mcp.start()
         await self.mcp_installs.load()

@@ -11,6 +11,7 @@ import pytest
 
 from cowork.core import Core
 from cowork.protocol import (
+    AgentSpawned,
     Ask,
     AskRespondParams,
     BudgetSetParams,
@@ -88,15 +89,15 @@ def window_start(cap: Cap) -> datetime:
 
 
 def guardrails(harness: CoreHarness, sid: str) -> list[Guardrail]:
-    return [p for p in harness.payloads(sid, "guardrail") if isinstance(p, Guardrail)]
+    return [p for p in harness.payloads(sid, Guardrail) if isinstance(p, Guardrail)]
 
 
 def usages(harness: CoreHarness, sid: str) -> list[Usage]:
-    return [p for p in harness.payloads(sid, "usage") if isinstance(p, Usage)]
+    return [p for p in harness.payloads(sid, Usage) if isinstance(p, Usage)]
 
 
 def warnings(harness: CoreHarness, sid: str) -> list[BudgetWarning]:
-    return [p for p in harness.payloads(sid, "budget_warning") if isinstance(p, BudgetWarning)]
+    return [p for p in harness.payloads(sid, BudgetWarning) if isinstance(p, BudgetWarning)]
 
 
 async def refused(harness: CoreHarness, sid: str, op: str, cap: Cap, nth: int = 1) -> Guardrail:
@@ -112,7 +113,7 @@ async def refused(harness: CoreHarness, sid: str, op: str, cap: Cap, nth: int = 
     assert event.code == GuardrailCode.BUDGET_EXCEEDED and event.request_id is not None
     assert event.details is not None and event.details["cap"] == cap
     assert f"over the {LABELS[cap]} budget" in event.message
-    (ask,) = [p for p in harness.payloads(sid, "ask") if isinstance(p, Ask) and p.request_id == event.request_id]
+    (ask,) = [p for p in harness.payloads(sid, Ask) if isinstance(p, Ask) and p.request_id == event.request_id]
     assert ask.kind == "guardrail" and ask.options == ["continue", "stop"] and ask.question == event.message
     assert changed.reason == event.message
     return event
@@ -365,8 +366,8 @@ async def test_a_sub_agent_over_the_request_cap_fails_and_its_parent_pauses(
     # Parent $0.15, child $0.15 + $0.15: the child's third call would take the request over $0.50.
     children = [r for r in mock_llm.requests if is_child(r)]
     assert len(children) == 2 and len(mock_llm.requests) == 3
-    (spawned,) = harness.payloads(sid, "agent_spawned")
-    child = spawned.child_operation_id  # type: ignore[union-attr]
+    (spawned,) = harness.payloads(sid, AgentSpawned)
+    child = spawned.child_operation_id
     child_info = await core.runtime.operation_info(child)
     assert child_info.status == S.ERROR and child_info.error_code == ErrorCode.BUDGET_EXCEEDED
     assert "over the per-request budget" in (child_info.error_message or "")

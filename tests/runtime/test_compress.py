@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cowork.protocol import OperationStatus
+from cowork.protocol import ContextCompressed, OperationStatus
 from cowork.runtime._compress import SUMMARY_PREFIX, split_point
 from cowork.runtime._loading import read_thread
 from cowork.testing.core import CoreHarness
@@ -38,9 +38,9 @@ async def test_history_is_summarised_and_the_summary_persists(harness: CoreHarne
     second = await harness.start(core, sid, "second question")
     await harness.status(sid, second, S.DONE)
 
-    (compressed,) = harness.payloads(sid, "context_compressed")
-    assert compressed.summarized_messages >= 2 and compressed.kept_messages >= 2  # type: ignore[union-attr]
-    assert compressed.tokens_after < compressed.tokens_before  # type: ignore[union-attr]
+    (compressed,) = harness.payloads(sid, ContextCompressed)
+    assert compressed.summarized_messages >= 2 and compressed.kept_messages >= 2
+    assert compressed.tokens_after < compressed.tokens_before
     summarizer = next(r for r in mock_llm.requests if r.system and "context summarizer" in r.system)
     assert "first question about llamas" in summarizer.messages[0]["content"]
     after = mock_llm.requests[-1]
@@ -54,7 +54,7 @@ async def test_history_is_summarised_and_the_summary_persists(harness: CoreHarne
     await harness.status(sid, third, S.DONE)
     assert mock_llm.requests[-1].messages[0]["content"].startswith(SUMMARY_PREFIX)
     thread = await core.db.read(lambda conn: read_thread(conn, sid))
-    assert str(thread.messages[0].parts[0].content).startswith(SUMMARY_PREFIX)  # type: ignore[union-attr]
+    assert str(thread.messages[0].parts[0].content).startswith(SUMMARY_PREFIX)
     assert thread.positions[0] == -1 and thread.next_position == len(await core.sessions.messages(sid)) + 2
 
 

@@ -6,7 +6,16 @@ import itertools
 
 import pytest
 
-from cowork.protocol import AskRespondParams, ErrorCode, GuardrailCode, OperationStatus, ProtocolError
+from cowork.protocol import (
+    AskRespondParams,
+    ErrorCode,
+    Guardrail,
+    GuardrailCode,
+    OperationStatus,
+    ProtocolError,
+    ToolResult,
+    Usage,
+)
 from cowork.testing.core import CoreHarness
 from cowork.testing.mockllm import MockLLMServer, MockResponse, MockToolCall, MockUsage
 
@@ -20,7 +29,7 @@ def call(name: str, **arguments: object) -> MockResponse:
 
 async def guardrail_of(harness: CoreHarness, sid: str, op: str, status: OperationStatus) -> tuple[object, object]:
     changed = await harness.status(sid, op, status)
-    (event,) = harness.payloads(sid, "guardrail")
+    (event,) = harness.payloads(sid, Guardrail)
     return changed, event
 
 
@@ -52,7 +61,7 @@ async def test_stuck_pauses_before_the_third_identical_call(harness: CoreHarness
     op = await harness.start(core, sid, "spin")
     changed, event = await guardrail_of(harness, sid, op, S.WAITING_FOR_HUMAN)
     assert changed.code == ErrorCode.STUCK and "peek" in event.message  # type: ignore[attr-defined]
-    assert len(harness.payloads(sid, "tool_result")) == 2
+    assert len(harness.payloads(sid, ToolResult)) == 2
     (question,) = (await core.runtime.pending(sid)).questions
     await core.runtime.respond_ask(AskRespondParams(request_id=question.request_id, answer="stop"))
     final = await harness.status(sid, op, S.CANCELLED)
@@ -79,7 +88,7 @@ async def test_cost_cap_is_a_hard_pause(harness: CoreHarness, mock_llm: MockLLMS
     changed, event = await guardrail_of(harness, sid, op, S.WAITING_FOR_HUMAN)
     assert changed.code == ErrorCode.COST_CAP and "$1.50" in event.message  # type: ignore[attr-defined]
     assert len(mock_llm.requests) == 2
-    costs = [u.cost_usd for u in harness.payloads(sid, "usage")]  # type: ignore[union-attr]
+    costs = [u.cost_usd for u in harness.payloads(sid, Usage)]
     assert costs == [pytest.approx(0.75), pytest.approx(0.75)]
     info = await core.runtime.operation_info(op)
     assert info.cost_usd == pytest.approx(1.5) and info.usage.input_tokens == 400_000

@@ -2,23 +2,31 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 
 import pytest
 
 from cowork.protocol import (
+    ApprovalRequested,
     ApprovalRespondParams,
+    Ask,
     AskRespondParams,
+    AssistantMessage,
     ErrorCode,
+    LogLine,
     OperationStatus,
     ProtocolError,
+    Todos,
     ToolCallStatus,
+    ToolResult,
     TurnSteerParams,
+    UserMessage,
 )
 from cowork.testing.core import CoreHarness, marks
+from cowork.testing.gates import Gate
 from cowork.testing.mockllm import MockLLMServer, MockRequest, MockResponse, MockToolCall
+from cowork.testing.transcripts import payloads
 
 pytestmark = pytest.mark.anyio
 S = OperationStatus
@@ -46,12 +54,12 @@ async def test_mixed_batch_runs_the_safe_call_now_and_the_risky_one_on_approval(
     op = await harness.start(core, sid, "go")
     await harness.status(sid, op, S.WAITING_FOR_HUMAN)
     assert marks(marks_file) == ["peek safe"]  # the safe call ran at once, the risky one waits
-    (request,) = harness.payloads(sid, "approval_requested")
-    assert request.name == "mark" and request.arguments == {"label": "risky"}  # type: ignore[union-attr]
+    (request,) = harness.payloads(sid, ApprovalRequested)
+    assert request.name == "mark" and request.arguments == {"label": "risky"}
     pending = await core.runtime.pending(sid)
-    assert [a.request_id for a in pending.approvals] == [request.request_id]  # type: ignore[union-attr]
+    assert [a.request_id for a in pending.approvals] == [request.request_id]
 
-    result = await core.runtime.respond_approval(ApprovalRespondParams(request_id=request.request_id, approved=True))  # type: ignore[union-attr]
+    result = await core.runtime.respond_approval(ApprovalRespondParams(request_id=request.request_id, approved=True))
     assert not result.duplicate
     await harness.status(sid, op, S.DONE)
     assert marks(marks_file) == ["peek safe", "mark risky"]
@@ -59,10 +67,10 @@ async def test_mixed_batch_runs_the_safe_call_now_and_the_risky_one_on_approval(
     assert sorted(results.values()) == ["marked risky", "peeked safe"]
     assert harness.types(sid).count("approval_resolved") == 1
     # Answering again the same way changes nothing; answering differently is refused with a code.
-    again = await core.runtime.respond_approval(ApprovalRespondParams(request_id=request.request_id, approved=True))  # type: ignore[union-attr]
+    again = await core.runtime.respond_approval(ApprovalRespondParams(request_id=request.request_id, approved=True))
     assert again.duplicate
     with pytest.raises(ProtocolError) as info:
-        await core.runtime.respond_approval(ApprovalRespondParams(request_id=request.request_id, approved=False))  # type: ignore[union-attr]
+        await core.runtime.respond_approval(ApprovalRespondParams(request_id=request.request_id, approved=False))
     assert info.value.code == ErrorCode.ALREADY_RESOLVED
     with pytest.raises(ProtocolError) as info:
         await core.runtime.respond_approval(ApprovalRespondParams(request_id="req_nope", approved=True))
@@ -77,9 +85,9 @@ async def test_a_rejection_goes_back_to_the_model(
     sid = await harness.session(core)
     op = await harness.start(core, sid, "go")
     await harness.status(sid, op, S.WAITING_FOR_HUMAN)
-    (request,) = harness.payloads(sid, "approval_requested")
+    (request,) = harness.payloads(sid, ApprovalRequested)
     await core.runtime.respond_approval(
-        ApprovalRespondParams(request_id=request.request_id, approved=False, message="not today")  # type: ignore[union-attr]
+        ApprovalRespondParams(request_id=request.request_id, approved=False, message="not today")
     )
     await harness.status(sid, op, S.DONE)
     assert marks(marks_file) == []
@@ -97,13 +105,13 @@ async def test_ask_parks_the_operation_on_a_question(harness: CoreHarness, mock_
     sid = await harness.session(core)
     op = await harness.start(core, sid, "edit the file")
     await harness.status(sid, op, S.WAITING_FOR_HUMAN)
-    (ask,) = harness.payloads(sid, "ask")
-    assert ask.question == "Which file?" and ask.options == ["a.txt", "b.txt"]  # type: ignore[union-attr]
+    (ask,) = harness.payloads(sid, Ask)
+    assert ask.question == "Which file?" and ask.options == ["a.txt", "b.txt"]
     assert [q.question for q in (await core.runtime.pending(sid)).questions] == ["Which file?"]
     with pytest.raises(ProtocolError) as info:  # an approval answer for a question is refused
-        await core.runtime.respond_approval(ApprovalRespondParams(request_id=ask.request_id, approved=True))  # type: ignore[union-attr]
+        await core.runtime.respond_approval(ApprovalRespondParams(request_id=ask.request_id, approved=True))
     assert info.value.code == ErrorCode.REQUEST_NOT_FOUND
-    await core.runtime.respond_ask(AskRespondParams(request_id=ask.request_id, answer="b.txt"))  # type: ignore[union-attr]
+    await core.runtime.respond_ask(AskRespondParams(request_id=ask.request_id, answer="b.txt"))
     await harness.status(sid, op, S.DONE)
     assert mock_llm.requests[1].last_tool_results[0]["content"] == "b.txt"
     assert (await core.runtime.pending(sid)).questions == []
@@ -112,11 +120,19 @@ async def test_ask_parks_the_operation_on_a_question(harness: CoreHarness, mock_
 async def test_steering_reaches_the_model_at_the_next_step_in_order(
     harness: CoreHarness, mock_llm: MockLLMServer
 ) -> None:
-    mock_llm.set_script([calls(("sleep", {"seconds": 0.5})), MockResponse(text="noted both")])
-    core = await harness.core(env={"COWORK_TOOLS__AUTO_APPROVE": '["sleep"]'})
+    gate = Gate()
+
+    async def script(request: MockRequest) -> MockResponse:
+        if len(mock_llm.requests) == 1:
+            await gate.cross()  # the first request is in flight while the user steers
+            return calls(("peek", {"label": "x"}))
+        return MockResponse(text="noted both")
+
+    mock_llm.set_script(script)
+    core = await harness.core()
     sid = await harness.session(core)
     op = await harness.start(core, sid, "work")
-    await harness.until(sid, lambda events: any(e.type == "tool_call" for e in events))
+    await gate.reached()
     first = await core.runtime.steer(
         TurnSteerParams(session_id=sid, text="also check the tests", client_message_id="s1")
     )
@@ -125,6 +141,7 @@ async def test_steering_reaches_the_model_at_the_next_step_in_order(
         TurnSteerParams(session_id=sid, text="also check the tests", client_message_id="s1")
     )
     assert first.operation_id == op and repeat.duplicate
+    gate.open()
     await harness.status(sid, op, S.DONE)
     second = mock_llm.requests[1]
     assert [m["content"] for m in second.messages if m["role"] == "user"] == [
@@ -132,16 +149,18 @@ async def test_steering_reaches_the_model_at_the_next_step_in_order(
         "also check the tests",
         "and the docs",
     ]
-    steers = [p for p in harness.payloads(sid, "user_message") if p.steer]  # type: ignore[union-attr]
-    assert [s.text for s in steers] == ["also check the tests", "and the docs"]  # type: ignore[union-attr]
+    steers = [p for p in harness.payloads(sid, UserMessage) if p.steer]
+    assert [s.text for s in steers] == ["also check the tests", "and the docs"]
 
 
 async def test_steering_after_the_final_answer_keeps_the_turn_going(
     harness: CoreHarness, mock_llm: MockLLMServer
 ) -> None:
+    gate = Gate()
+
     async def script(request: MockRequest) -> MockResponse:
         if len(mock_llm.requests) == 1:
-            await asyncio.sleep(0.5)
+            await gate.cross()
             return MockResponse(text="first answer")
         return MockResponse(text=f"you said: {request.last_user_text}")
 
@@ -149,10 +168,11 @@ async def test_steering_after_the_final_answer_keeps_the_turn_going(
     core = await harness.core()
     sid = await harness.session(core)
     op = await harness.start(core, sid, "hello")
-    await asyncio.sleep(0.2)
+    await gate.reached()
     await core.runtime.steer(TurnSteerParams(session_id=sid, text="one more thing", client_message_id="s1"))
+    gate.open()
     await harness.status(sid, op, S.DONE)
-    assert [p.text for p in harness.payloads(sid, "assistant_message")] == ["first answer", "you said: one more thing"]  # type: ignore[union-attr]
+    assert [p.text for p in harness.payloads(sid, AssistantMessage)] == ["first answer", "you said: one more thing"]
 
 
 async def test_steer_with_nothing_running_is_an_error(harness: CoreHarness) -> None:
@@ -170,10 +190,7 @@ async def test_cancel_kills_the_tools_child_processes(
     core = await harness.core()
     sid = await harness.session(core)
     op = await harness.start(core, sid, "wait")
-    for _ in range(200):
-        if len([m for m in marks(marks_file) if m.startswith("pid")]) == 2:
-            break
-        await asyncio.sleep(0.05)
+    await harness.until(sid, lambda events: len(payloads(events, LogLine)) == 2)
     pids = [int(m.split()[1]) for m in marks(marks_file) if m.startswith("pid")]
     assert len(pids) == 2
     assert await core.runtime.cancel(sid, op)
@@ -194,13 +211,13 @@ async def test_a_new_message_supersedes_a_turn_waiting_for_approval(
     sid = await harness.session(core)
     first = await harness.start(core, sid, "do it")
     await harness.status(sid, first, S.WAITING_FOR_HUMAN)
-    (request,) = harness.payloads(sid, "approval_requested")
+    (request,) = harness.payloads(sid, ApprovalRequested)
     second = await harness.start(core, sid, "never mind, something else")
     await harness.status(sid, first, S.CANCELLED)
     await harness.status(sid, second, S.DONE)
     assert marks(marks_file) == []
     with pytest.raises(ProtocolError) as info:
-        await core.runtime.respond_approval(ApprovalRespondParams(request_id=request.request_id, approved=True))  # type: ignore[union-attr]
+        await core.runtime.respond_approval(ApprovalRespondParams(request_id=request.request_id, approved=True))
     assert info.value.code == ErrorCode.ALREADY_RESOLVED
     tool_messages = [m for m in mock_llm.requests[1].messages if m["role"] == "tool"]
     assert len(tool_messages) == 1 and "cancelled" in tool_messages[0]["content"]
@@ -220,12 +237,12 @@ async def test_todos(harness: CoreHarness, mock_llm: MockLLMServer) -> None:
     sid = await harness.session(core)
     op = await harness.start(core, sid, "plan it")
     await harness.status(sid, op, S.DONE)
-    (todos,) = harness.payloads(sid, "todos")
-    assert [(t.content, t.status) for t in todos.todos] == [(t["content"], t["status"]) for t in good]  # type: ignore[union-attr]
-    stored = await core.runtime.todos(sid)
+    (todos,) = harness.payloads(sid, Todos)
+    assert [(t.content, t.status) for t in todos.todos] == [(t["content"], t["status"]) for t in good]
+    stored = await core.todos.get(sid)
     assert [t.active_form for t in stored] == ["Reading the code", "Fixing the bug", "Running the tests"]
-    rejected = [p for p in harness.payloads(sid, "tool_result") if p.is_error]  # type: ignore[union-attr]
-    assert len(rejected) == 1 and "at most one todo may be in_progress" in rejected[0].content  # type: ignore[union-attr]
+    rejected = [p for p in harness.payloads(sid, ToolResult) if p.is_error]
+    assert len(rejected) == 1 and "at most one todo may be in_progress" in rejected[0].content
 
 
 async def test_approval_survives_a_restart_of_the_core(
@@ -242,13 +259,9 @@ async def test_approval_survives_a_restart_of_the_core(
     pending = await core.runtime.pending(sid)
     (approval,) = pending.approvals
     assert core.runtime.active_operation(sid) == op
-    harness.events[sid] = []
-    core.bus.subscribe(sid, harness.events[sid].append)
+    harness.watch(core, sid)
     await core.runtime.respond_approval(ApprovalRespondParams(request_id=approval.request_id, approved=True))
-    for _ in range(200):
-        info = await core.runtime.operation_info(op)
-        if info.status == S.DONE:
-            break
-        await asyncio.sleep(0.05)
+    await harness.status(sid, op, S.DONE)
+    info = await core.runtime.operation_info(op)
     assert info.status == S.DONE and info.summary == "done after restart"
     assert marks(marks_file) == ["mark later"]

@@ -332,7 +332,7 @@ async def test_reasoning_effort_becomes_the_providers_thinking_parameter(
 
     await run(harness, core, sid, "as the model likes")
     for effort in ("high", "off", "default"):
-        info = await core.runtime.update_session(SessionUpdateParams(session_id=sid, reasoning_effort=effort))  # type: ignore[arg-type]
+        info = await core.settings.update(SessionUpdateParams(session_id=sid, reasoning_effort=effort))  # type: ignore[arg-type]
         assert info.reasoning_effort == (None if effort == "default" else effort)
         await run(harness, core, sid, effort)
 
@@ -352,7 +352,7 @@ async def test_reasoning_effort_is_refused_for_a_model_that_cannot_reason(
     seen = len(harness.events[sid])
 
     with pytest.raises(ProtocolError) as info:
-        await core.runtime.update_session(SessionUpdateParams(session_id=sid, reasoning_effort="high"))
+        await core.settings.update(SessionUpdateParams(session_id=sid, reasoning_effort="high"))
     assert info.value.code == ErrorCode.NOT_SUPPORTED
     assert "groq:llama-3.3-70b-versatile" in info.value.message
 
@@ -360,7 +360,7 @@ async def test_reasoning_effort_is_refused_for_a_model_that_cannot_reason(
     assert harness.events[sid][seen:] == []
     # "off" and "default" ask nothing of the model, so they are accepted.
     for effort in ("off", "default"):
-        await core.runtime.update_session(SessionUpdateParams(session_id=sid, reasoning_effort=effort))  # type: ignore[arg-type]
+        await core.settings.update(SessionUpdateParams(session_id=sid, reasoning_effort=effort))  # type: ignore[arg-type]
     await run(harness, core, sid, "hi")
     (request,) = mock_llm.requests
     assert (request.format, request.model) == ("openai", "llama-3.3-70b-versatile")

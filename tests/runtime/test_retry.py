@@ -63,7 +63,7 @@ async def test_try_harder_estimates_then_reruns_on_the_next_tier_and_replaces_th
     retried = mock_llm.requests[1]
     assert retried.model == "claude-sonnet-5-5"
     assert [(m["role"], m["content"]) for m in retried.messages] == [("user", "Why is the sky blue?")]
-    route = [p for p in harness.payloads(sid, "route") if isinstance(p, Route)]
+    route = [p for p in harness.payloads(sid, Route) if isinstance(p, Route)]
     assert [(r.code, r.tier, r.ask_id, r.operation_id) for r in route] == [
         ("try_harder", "strong", original, started.operation_id)
     ]
@@ -116,7 +116,7 @@ async def test_try_harder_climbs_to_the_top_and_stays_there(harness: CoreHarness
     assert (top.model, top.tier, top.ask_id) == ("claude-opus-5-5", "max", up.ask_id)
     assert top.operation_id is not None
     await harness.status(sid, top.operation_id, S.DONE)
-    codes = [p.code for p in harness.payloads(sid, "route") if isinstance(p, Route)]
+    codes = [p.code for p in harness.payloads(sid, Route) if isinstance(p, Route)]
     assert codes == ["try_harder", "top_tier"]
     # The same model again ("same" tier) is also a retry in the group.
     same = await core.runtime.retry(TurnRetryParams(session_id=sid, tier="same"))

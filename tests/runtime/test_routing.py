@@ -71,7 +71,7 @@ async def turn(harness: CoreHarness, core: Core, session: str, text: str) -> tup
     operation = await harness.start(core, session, text)
     done = await harness.status(session, operation, OperationStatus.DONE, OperationStatus.ERROR)
     assert done.status == OperationStatus.DONE, done
-    routes = [p for p in harness.payloads(session, "route") if isinstance(p, Route) and p.operation_id == operation]
+    routes = [p for p in harness.payloads(session, Route) if isinstance(p, Route) and p.operation_id == operation]
     assert len(routes) <= 1
     return operation, routes[0] if routes else None
 

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
-from cowork.protocol import AgentListParams, ApprovalRespondParams, OperationStatus
+from cowork.protocol import (
+    AgentListParams,
+    AgentSpawned,
+    ApprovalRespondParams,
+    OperationStatus,
+    OperationStatusChanged,
+    ToolCall,
+)
 from cowork.testing.core import CoreHarness
 from cowork.testing.mockllm import MockLLMServer, MockRequest, MockResponse, MockToolCall
+from cowork.testing.transcripts import payloads
 
 pytestmark = pytest.mark.anyio
 S = OperationStatus
@@ -48,10 +54,10 @@ async def test_explore_agent_reports_back_without_its_context(harness: CoreHarne
     assert parent_final.last_tool_results[0]["content"] == "REPORT: main is in src/app.py"
     assert "SECRET-INTERMEDIATE" not in str(parent_final.body)  # the child's raw context never enters the parent
 
-    (spawned,) = harness.payloads(sid, "agent_spawned")
-    assert spawned.operation_id == op and spawned.agent_type == "explore"  # type: ignore[union-attr]
-    child_id = spawned.child_operation_id  # type: ignore[union-attr]
-    child_statuses = [p for p in harness.payloads(sid, "operation_status") if p.operation_id == child_id]  # type: ignore[union-attr]
+    (spawned,) = harness.payloads(sid, AgentSpawned)
+    assert spawned.operation_id == op and spawned.agent_type == "explore"
+    child_id = spawned.child_operation_id
+    child_statuses = [p for p in harness.payloads(sid, OperationStatusChanged) if p.operation_id == child_id]
     assert [s.status for s in child_statuses] == [S.RUNNING, S.DONE]
     assert all(s.parent_operation_id == op for s in child_statuses)
     (listed,) = await core.runtime.agents.list(AgentListParams(operation_id=op))
@@ -136,8 +142,8 @@ async def test_wait_cancel_and_a_child_needing_approval(harness: CoreHarness, mo
     sid = await harness.session(core)
     op = await harness.start(core, sid, "delegate")
     await harness.until(sid, lambda events: any(e.type == "approval_requested" for e in events))
-    (spawned,) = harness.payloads(sid, "agent_spawned")
-    child = spawned.child_operation_id  # type: ignore[union-attr]
+    (spawned,) = harness.payloads(sid, AgentSpawned)
+    child = spawned.child_operation_id
     (approval,) = (await core.runtime.pending(sid)).approvals
     assert approval.operation_id == child
     waiting = await core.runtime.agents.wait(child, 0.1)
@@ -161,8 +167,11 @@ async def test_wait_cancel_and_a_child_needing_approval(harness: CoreHarness, mo
     mock_llm.set_script(slow)
     op2 = await harness.start(core, sid, "again")
     await harness.until(sid, lambda events: len([e for e in events if e.type == "agent_spawned"]) == 2)
-    child2 = harness.payloads(sid, "agent_spawned")[-1].child_operation_id  # type: ignore[union-attr]
-    await asyncio.sleep(0.3)
+    child2 = harness.payloads(sid, AgentSpawned)[-1].child_operation_id
+    # Cancel once the child is at work (its tool call is on record), not before it started.
+    await harness.until(
+        sid, lambda events: any(c.operation_id == child2 for c in payloads(events, ToolCall) if c.name == "child_sleep")
+    )
     assert await core.runtime.agents.cancel(child2)
     await harness.status(sid, op2, S.DONE)
     assert "cancelled" in mock_llm.requests[-1].last_tool_results[0]["content"]

@@ -163,12 +163,16 @@ async def test_cancel_mid_stream(make_core: CoreFactory, mock_llm: MockLLMServer
     core = await make_core()
     session = await core.sessions.create(SessionCreateParams())
     events: list[SessionEvent] = []
-    core.bus.subscribe(session.id, events.append)
+    streaming = asyncio.Event()
+
+    def record(event: SessionEvent) -> None:
+        events.append(event)
+        if event.type == "model_stream_chunk":
+            streaming.set()
+
+    core.bus.subscribe(session.id, record)
     started = await core.runtime.start_turn(TurnStartParams(session_id=session.id, text="talk", client_message_id="c1"))
-    for _ in range(500):
-        if any(e.type == "model_stream_chunk" for e in events):
-            break
-        await asyncio.sleep(0.01)
+    await asyncio.wait_for(streaming.wait(), 10)
     await core.runtime.cancel(session.id, started.operation_id)
     await core.journal.flush()
     assert last_status(events).status == OperationStatus.CANCELLED

@@ -1,4 +1,5 @@
-"""Deciding what may run: approval per tool call, shell command classification, path permissions."""
+"""Deciding what may run: approval per tool call, shell command classification, path permissions, and the
+per-tool overrides the user set."""
 
 from ._approval import (
     ApprovalMode,
@@ -10,6 +11,7 @@ from ._approval import (
     decide,
 )
 from ._commands import Classification, Verdict, classify
+from ._overrides import ToolCatalog, ToolPolicies
 from ._paths import DEFAULT_DENY, PathDenied, PathPolicy
 
 __all__ = [
@@ -22,7 +24,9 @@ __all__ = [
     "PolicyContext",
     "PolicyDecision",
     "ServerPolicy",
+    "ToolCatalog",
     "ToolOverride",
+    "ToolPolicies",
     "Verdict",
     "classify",
     "decide",

@@ -27,10 +27,10 @@ from cowork.store import SessionRow
 
 from ._service import ProviderService
 
-__all__ = ["ModelChoices", "SessionSettings", "TurnRouting"]
+__all__ = ["ModelChoices", "SessionRows", "TurnRouting"]
 
 
-class SessionSettings(Protocol):
+class SessionRows(Protocol):
     """The session store's settings API, as far as choosing a model needs it."""
 
     async def get_row(self, session_id: str) -> SessionRow: ...
@@ -61,7 +61,7 @@ class ModelChoices:
         selector: ModelSelector,
         providers: ProviderService,
         *,
-        sessions: SessionSettings,
+        sessions: SessionRows,
         router: TurnRouting,
         busy: Callable[[str], object],
     ) -> None:

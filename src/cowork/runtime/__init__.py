@@ -1,12 +1,15 @@
 """Operations: persisted, resumable agent executions.
 
 The runner (`_runner.decide`) is pure decision logic over an operation's state; executors
-(`_executors.OperationRunner`) carry its instructions out and persist every step; the runtime
-(`_runtime.Runtime`) starts, steers, answers, resumes, cancels and recovers operations.
+(`_executors.OperationRunner`) carry its instructions out and persist every step; `Operations` creates
+operations (`new_operation`, the one path for turns, retries, sub-agents and automations) and keeps the ones in
+play; the runtime (`_runtime.Runtime`) starts, steers, answers, resumes, cancels and recovers them.
 """
 
 from ._executors import OperationRunner, RunnerDeps, RunnerHooks
 from ._history import display_text, dump_message, load_message, repair
+from ._operations import NewOperation, Operations, Origin
+from ._routing import TurnRouter
 from ._runner import decide
 from ._runtime import Runtime
 from ._state import LedgerEntry, Limits, OperationState
@@ -14,11 +17,15 @@ from ._state import LedgerEntry, Limits, OperationState
 __all__ = [
     "LedgerEntry",
     "Limits",
+    "NewOperation",
     "OperationRunner",
     "OperationState",
+    "Operations",
+    "Origin",
     "RunnerDeps",
     "RunnerHooks",
     "Runtime",
+    "TurnRouter",
     "decide",
     "display_text",
     "dump_message",

@@ -15,7 +15,7 @@ from pydantic_ai.messages import ModelRequest, ModelResponse
 from cowork.policy import PolicyDecision
 from cowork.protocol import GuardrailCode, OperationStatus, ToolCallStatus
 
-from ._state import RESOLVED_CALLS, LedgerEntry, Limits, OperationState
+from ._state import LedgerEntry, Limits, OperationState
 
 __all__ = [
     "ApplySteering",
@@ -142,7 +142,7 @@ def estimate_tokens(state: OperationState, extra_chars: int = 0) -> int:
 
 
 def _tool_phase(state: OperationState, limits: Limits, policy: Policy) -> list[Instruction]:
-    open_calls = [c for c in state.calls.values() if c.status not in RESOLVED_CALLS]
+    open_calls = [c for c in state.calls.values() if not c.status.is_resolved]
     if not open_calls:
         return [RecordToolResults()]
     approve: list[str] = []

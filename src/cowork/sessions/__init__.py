@@ -1,16 +1,22 @@
-"""Sessions and their append-only event log: the journal (write before tell), the bus, the service."""
+"""Sessions and their append-only event log: the journal (write before tell), the bus, the service, the settings
+(`session/update` and the live switches runners read) and the todo list."""
 
 from ._bus import EventBus, Subscriber
 from ._journal import Journal, Mutation
 from ._service import AUTO_MODEL, SessionService, event_from_row, new_id, session_not_found
+from ._settings import SessionFlags, SessionSettings
+from ._todos import TodoList
 
 __all__ = [
     "AUTO_MODEL",
     "EventBus",
     "Journal",
     "Mutation",
+    "SessionFlags",
     "SessionService",
+    "SessionSettings",
     "Subscriber",
+    "TodoList",
     "event_from_row",
     "new_id",
     "session_not_found",

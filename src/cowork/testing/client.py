@@ -9,11 +9,7 @@ from typing import Any
 from cowork.clients.connection import RpcClient, ServerAddress
 from cowork.protocol import OperationStatus, OperationStatusChanged, SessionEvent
 
-__all__ = ["TERMINAL_STATUSES", "EventClient"]
-
-TERMINAL_STATUSES = frozenset(
-    {OperationStatus.DONE, OperationStatus.ERROR, OperationStatus.CANCELLED, OperationStatus.INTERRUPTED}
-)
+__all__ = ["EventClient"]
 
 
 class EventClient:
@@ -72,7 +68,7 @@ def _terminal_status(event: SessionEvent, operation_id: str) -> OperationStatus 
     if (
         isinstance(payload, OperationStatusChanged)
         and payload.operation_id == operation_id
-        and payload.status in TERMINAL_STATUSES
+        and payload.status.has_stopped
     ):
         return payload.status
     return None

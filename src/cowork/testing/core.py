@@ -10,7 +10,6 @@ from pathlib import Path
 from cowork.config import load_config
 from cowork.core import Core
 from cowork.protocol import (
-    EventPayload,
     OperationStatus,
     OperationStatusChanged,
     SessionCreateParams,
@@ -20,6 +19,7 @@ from cowork.protocol import (
 from cowork.tools import ToolRegistry
 
 from .server import provider_env
+from .transcripts import Entry, P, payloads, transcript
 
 __all__ = ["TEST_TOOLS_PLUGIN", "CoreHarness", "marks"]
 
@@ -75,15 +75,20 @@ class CoreHarness:
         return core
 
     async def session(self, core: Core) -> str:
+        """A new session whose events are recorded (`events`, `until`, `status`, `transcript`)."""
         session = await core.sessions.create(SessionCreateParams())
-        events = self.events.setdefault(session.id, [])
+        self.watch(core, session.id)
+        return session.id
+
+    def watch(self, core: Core, session_id: str) -> None:
+        """Record a session's events from now on, afresh (e.g. an existing session in a restarted core)."""
+        events = self.events[session_id] = []
 
         def record(event: SessionEvent) -> None:
             events.append(event)
             self._changed.set()
 
-        core.bus.subscribe(session.id, record)
-        return session.id
+        core.bus.subscribe(session_id, record)
 
     async def start(self, core: Core, session_id: str, text: str, cmid: str | None = None) -> str:
         started = await core.runtime.start_turn(
@@ -124,8 +129,13 @@ class CoreHarness:
                 return payload if payload.status in statuses else None
         return None
 
-    def payloads(self, session_id: str, event_type: str) -> list[EventPayload]:
-        return [e.payload for e in self.events[session_id] if e.type == event_type]
+    def payloads(self, session_id: str, kind: type[P]) -> list[P]:
+        """The session's payloads of one type, typed (`harness.payloads(sid, ToolCall)`)."""
+        return payloads(self.events[session_id], kind)
+
+    def transcript(self, session_id: str, *, skip: tuple[str, ...] = ()) -> list[Entry]:
+        """The session's whole event sequence as `(type, key fields)`; see `cowork.testing.transcripts`."""
+        return transcript(self.events[session_id], skip=skip)
 
     def types(self, session_id: str) -> list[str]:
         return [e.type for e in self.events[session_id]]

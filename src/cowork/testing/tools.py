@@ -92,6 +92,7 @@ class ChildSleepTool(Tool[_SleepParams]):
     async def run(self, params: _SleepParams, ctx: ToolContext) -> str:
         process = await asyncio.create_subprocess_exec("sleep", str(params.seconds), start_new_session=True)
         _mark(f"pid {process.pid}")
+        await ctx.log(f"started pid {process.pid}")  # an event a test can await instead of polling the marks file
         try:
             await process.wait()
         except asyncio.CancelledError:

@@ -61,7 +61,7 @@ async def session_list(core: Core, peer: Peer | None, params: SessionListParams)
 
 
 async def session_update(core: Core, peer: Peer | None, params: SessionUpdateParams) -> SessionInfo:
-    return await core.runtime.update_session(params)
+    return await core.settings.update(params)
 
 
 async def session_get(core: Core, peer: Peer | None, params: SessionGetParams) -> SessionGetResult:
@@ -70,7 +70,7 @@ async def session_get(core: Core, peer: Peer | None, params: SessionGetParams) -
         session=session,
         messages=await core.sessions.messages(params.session_id),
         pending=await core.runtime.pending(params.session_id),
-        todos=await core.runtime.todos(params.session_id),
+        todos=await core.todos.get(params.session_id),
     )
 
 

@@ -11,8 +11,8 @@ __all__ = ["tool_list", "tool_set_policy"]
 
 
 async def tool_list(core: Core, peer: Peer | None, params: EmptyParams) -> ToolListResult:
-    return ToolListResult(tools=core.runtime.tool_infos())
+    return ToolListResult(tools=core.tool_policies.infos())
 
 
 async def tool_set_policy(core: Core, peer: Peer | None, params: ToolSetPolicyParams) -> ToolInfo:
-    return await core.runtime.set_tool_policy(params)
+    return await core.tool_policies.set(params)

@@ -1,0 +1,172 @@
+"""Answers from a person: approve or reject a tool call, answer a question or a guardrail's continue/stop."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from cowork.protocol import (
+    ApprovalResolved,
+    ApprovalRespondParams,
+    AskResolved,
+    AskRespondParams,
+    ErrorCode,
+    ErrorSource,
+    GuardrailCode,
+    ProtocolError,
+    RespondResult,
+    ToolCallStatus,
+)
+from cowork.sessions import Mutation
+from cowork.store import Connection, HumanRequestRow, repos
+
+from ._executors import guardrail_ack, rejection_text
+from ._operations import Operations
+from ._state import transition_call
+
+__all__ = ["Answers"]
+
+C = ToolCallStatus
+
+
+class Answers:
+    """`approval/respond` and `ask/respond`: resolve the request, then let its operation go on."""
+
+    def __init__(self, operations: Operations) -> None:
+        self._ops = operations
+
+    async def _request(self, request_id: str) -> HumanRequestRow:
+        row = await self._ops.deps.db.read(lambda conn: repos.human_requests.get(conn, request_id))
+        if row is None:
+            raise ProtocolError(
+                ErrorCode.REQUEST_NOT_FOUND,
+                f"No approval or question with id {request_id!r}.",
+                source=ErrorSource.RUNTIME,
+            )
+        return row
+
+    @staticmethod
+    def _already(row: HumanRequestRow, response: dict[str, Any]) -> RespondResult:
+        """A repeat of the same answer is a no-op; anything else on a closed request is an error."""
+        if row.status == "resolved" and row.response is not None and json.loads(row.response) == response:
+            return RespondResult(request_id=row.id, duplicate=True)
+        state = "cancelled (its turn ended)" if row.status == "cancelled" else "already answered"
+        raise ProtocolError(
+            ErrorCode.ALREADY_RESOLVED,
+            f"Request {row.id} was {state}; this answer changes nothing.",
+            source=ErrorSource.RUNTIME,
+            details={"status": row.status, "response": json.loads(row.response) if row.response else None},
+        )
+
+    async def respond_approval(self, params: ApprovalRespondParams) -> RespondResult:
+        """Approve or reject a waiting tool call, then let its operation go on.
+
+        Raises:
+            ProtocolError: `request_not_found`; `already_resolved` for a different answer to a closed request.
+        """
+        response: dict[str, Any] = {"approved": params.approved}
+        if params.message:
+            response["message"] = params.message
+        row = await self._request(params.request_id)
+        if row.kind != "approval":
+            raise ProtocolError(
+                ErrorCode.REQUEST_NOT_FOUND,
+                f"Request {row.id} is a {row.kind}, not an approval; answer it with ask/respond.",
+                source=ErrorSource.RUNTIME,
+            )
+        if row.status != "pending":
+            return self._already(row, response)
+        async with self._ops.lock(row.operation_id):
+            handle = await self._ops.load(row.operation_id)
+            entry = handle.state.calls.get(row.tool_call_id or "")
+            if entry is None or entry.status != C.AWAITING_APPROVAL:
+                return self._already(await self._request(params.request_id), response)
+            if params.approved:
+                transition_call(entry, C.APPROVED)
+                result = None
+            else:
+                transition_call(entry, C.REJECTED)
+                entry.result, entry.is_error = rejection_text(params.message), False
+                result = entry.result
+            await self._resolve(
+                row,
+                response,
+                ApprovalResolved(
+                    request_id=row.id,
+                    operation_id=row.operation_id,
+                    tool_call_id=entry.tool_call_id,
+                    approved=params.approved,
+                    message=params.message,
+                ),
+                handle.runner.ledger_update(entry, result=result),
+            )
+            if params.approved and handle.running:
+                # Other calls of the step are running: start this one now rather than after them.
+                await handle.runner.start_calls([entry.tool_call_id])
+            else:
+                self._ops.launch(handle)
+        return RespondResult(request_id=row.id, duplicate=False)
+
+    async def respond_ask(self, params: AskRespondParams) -> RespondResult:
+        """Answer a question (or a guardrail's continue/stop), then let the operation go on.
+
+        Raises:
+            ProtocolError: `request_not_found`; `already_resolved`; `invalid_params` for a guardrail answer other
+                than `continue` or `stop`.
+        """
+        response = {"answer": params.answer}
+        row = await self._request(params.request_id)
+        if row.kind == "approval":
+            raise ProtocolError(
+                ErrorCode.REQUEST_NOT_FOUND,
+                f"Request {row.id} is an approval; answer it with approval/respond.",
+                source=ErrorSource.RUNTIME,
+            )
+        if row.kind == "guardrail":
+            answer = params.answer.strip().lower()
+            if answer not in ("continue", "stop"):
+                raise ProtocolError(
+                    ErrorCode.INVALID_PARAMS,
+                    'A guardrail is answered with "continue" or "stop".',
+                    source=ErrorSource.PROTOCOL,
+                )
+            response = {"answer": answer}
+        if row.status != "pending":
+            return self._already(row, response)
+        async with self._ops.lock(row.operation_id):
+            handle = await self._ops.load(row.operation_id)
+            resolved = AskResolved(request_id=row.id, operation_id=row.operation_id, answer=response["answer"])
+            if row.kind == "guardrail":
+                await self._resolve(row, response, resolved, None)
+                if response["answer"] == "stop":
+                    await handle.runner.cancel_in_place(reason="Stopped by the user at a guardrail.")
+                    self._ops.finish(handle)
+                    return RespondResult(request_id=row.id, duplicate=False)
+                payload = json.loads(row.payload)
+                guardrail_ack(
+                    handle.state, GuardrailCode(payload["code"]), handle.runner.limits, payload.get("details")
+                )
+            else:
+                entry = handle.state.calls.get(row.tool_call_id or "")
+                if entry is None or entry.status != C.AWAITING_ANSWER:
+                    return self._already(await self._request(params.request_id), response)
+                entry.result, entry.is_error = params.answer or "(no answer)", False
+                transition_call(entry, C.FINISHED)
+                await self._resolve(row, response, resolved, handle.runner.ledger_update(entry, result=entry.result))
+            self._ops.launch(handle)
+        return RespondResult(request_id=row.id, duplicate=False)
+
+    async def _resolve(
+        self, row: HumanRequestRow, response: dict[str, Any], event: Any, ledger: Mutation | None
+    ) -> None:
+        now = datetime.now(UTC)
+        response_json = json.dumps(response)
+
+        def mutate(conn: Connection) -> None:
+            if not repos.human_requests.resolve(conn, row.id, response=response_json, now=now):
+                raise RuntimeError(f"request {row.id} was resolved concurrently")
+            if ledger is not None:
+                ledger(conn)
+
+        await self._ops.deps.journal.append(row.session_id, event, mutate=mutate)

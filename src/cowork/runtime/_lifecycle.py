@@ -1,0 +1,193 @@
+"""An operation's life outside its own loop: resume, cancel, wait, read; recovery at start-up, shutdown at exit."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+
+from cowork.protocol import (
+    AskRespondParams,
+    ErrorCode,
+    ErrorSource,
+    OperationInfo,
+    OperationStatus,
+    OperationStatusChanged,
+    PendingRequests,
+    ProtocolError,
+    ToolCallStatus,
+    ToolInterrupted,
+)
+from cowork.sessions import SessionService
+from cowork.store import Connection, HumanRequestRow, OperationRow, ToolCallRow, repos
+
+from ._answers import Answers
+from ._operations import Operations
+from ._state import OperationState
+from ._views import operation_info, operation_not_found, pending_requests
+
+__all__ = ["Lifecycle"]
+
+log = logging.getLogger(__name__)
+
+S = OperationStatus
+C = ToolCallStatus
+
+
+class Lifecycle:
+    """`operation/resume`, `turn/cancel`, `operation/get`, pending requests; `recover` and `shutdown`."""
+
+    def __init__(self, operations: Operations, answers: Answers, sessions: SessionService) -> None:
+        self._ops = operations
+        self._answers = answers
+        self._sessions = sessions
+
+    async def resume(self, operation_id: str) -> OperationStatus:
+        """Continue an interrupted or guardrail-paused operation.
+
+        Raises:
+            ProtocolError: `operation_not_found`; `not_resumable` (ended, superseded, or waiting for an approval).
+        """
+        ops = self._ops
+        async with ops.lock(operation_id):
+            handle = await ops.load(operation_id)
+            state = handle.state
+            if handle.running or state.status == S.RUNNING:
+                return S.RUNNING
+            if state.status.is_final:
+                raise ProtocolError(
+                    ErrorCode.NOT_RESUMABLE,
+                    f"Operation {operation_id} has ended ({state.status}).",
+                    source=ErrorSource.RUNTIME,
+                )
+            if state.status == S.WAITING_FOR_HUMAN:
+                pending = await ops.deps.db.read(
+                    lambda conn: repos.human_requests.pending(conn, operation_id=operation_id)
+                )
+                guardrails = [r for r in pending if r.kind == "guardrail"]
+                if not guardrails or len(guardrails) != len(pending):
+                    raise ProtocolError(
+                        ErrorCode.NOT_RESUMABLE,
+                        f"Operation {operation_id} is waiting for an answer; respond to its pending requests.",
+                        source=ErrorSource.RUNTIME,
+                        details={"requestIds": [r.id for r in pending]},
+                    )
+            else:
+                guardrails = []
+        for request in guardrails:
+            await self._answers.respond_ask(AskRespondParams(request_id=request.id, answer="continue"))
+        if guardrails:
+            return S.RUNNING
+        async with ops.lock(operation_id):
+            if state.parent_id is None and not await self._is_latest_turn(state):
+                ops.forget(operation_id)
+                raise ProtocolError(
+                    ErrorCode.NOT_RESUMABLE,
+                    f"Operation {operation_id} was superseded by a later turn in its session.",
+                    source=ErrorSource.RUNTIME,
+                )
+            for entry in state.calls.values():
+                if entry.status == C.INTERRUPTED:
+                    ops.deps.journal.emit(
+                        state.session_id,
+                        ToolInterrupted(
+                            operation_id=state.id,
+                            step=entry.step,
+                            tool_call_id=entry.tool_call_id,
+                            name=entry.name,
+                            side_effects=entry.side_effects,
+                            action="ask" if entry.side_effects else "rerun",
+                        ),
+                    )
+            ops.launch(handle)
+        return S.RUNNING
+
+    async def _is_latest_turn(self, state: OperationState) -> bool:
+        latest = await self._ops.deps.db.read(
+            lambda conn: repos.operations.latest_active(
+                conn, state.session_id, [S.RUNNING, S.WAITING_FOR_HUMAN, S.INTERRUPTED, S.DONE, S.ERROR, S.CANCELLED]
+            )
+        )
+        return latest is None or latest.id == state.id
+
+    async def cancel(self, session_id: str, operation_id: str | None = None) -> bool:
+        """Cancel the session's active turn (or the given operation of it); False when nothing was active.
+
+        Raises:
+            ProtocolError: `session_not_found`; `operation_not_found` for an operation not in this session.
+        """
+        await self._sessions.get_row(session_id)
+        db = self._ops.deps.db
+        if operation_id is None:
+            active = await db.read(
+                lambda conn: repos.operations.latest_active(
+                    conn, session_id, [S.RUNNING, S.WAITING_FOR_HUMAN, S.INTERRUPTED]
+                )
+            )
+            if active is None:
+                return False
+            operation_id = active.id
+        op = await db.read(lambda conn: repos.operations.get(conn, operation_id))
+        if op is None or op.session_id != session_id:
+            raise ProtocolError(
+                ErrorCode.OPERATION_NOT_FOUND,
+                f"No operation {operation_id!r} in this session.",
+                source=ErrorSource.RUNTIME,
+            )
+        return await self._ops.cancel(operation_id)
+
+    async def recover(self) -> int:
+        """At start-up: operations that were running when the process died become `interrupted`, with an event;
+        their started tool calls become `interrupted` too."""
+        deps = self._ops.deps
+        now = datetime.now(UTC)
+        stale = await deps.db.read(lambda conn: repos.operations.with_status(conn, [S.RUNNING]))
+        for op in stale:
+
+            def mutate(conn: Connection, op_id: str = op.id) -> None:
+                repos.operations.set_status(
+                    conn,
+                    op_id,
+                    S.INTERRUPTED,
+                    now=now,
+                    error_code=ErrorCode.INTERRUPTED,
+                    error_message="The server stopped.",
+                )
+                repos.tool_calls.interrupt_started(conn, [op_id], now=now)
+
+            await deps.journal.append(
+                op.session_id,
+                OperationStatusChanged(
+                    operation_id=op.id,
+                    status=S.INTERRUPTED,
+                    code=ErrorCode.INTERRUPTED,
+                    reason="The server stopped during this turn. Resume it (operation/resume) or send a new message.",
+                    parent_operation_id=op.parent_operation_id,
+                ),
+                mutate=mutate,
+            )
+        waiting = await deps.db.read(lambda conn: repos.operations.with_status(conn, [S.WAITING_FOR_HUMAN]))
+        for op in waiting:
+            if op.parent_operation_id is None:
+                self._ops.note_waiting(op.session_id, op.id)
+        if stale:
+            log.info("marked %d interrupted operation(s)", len(stale))
+        return len(stale)
+
+    async def pending(self, session_id: str) -> PendingRequests:
+        """The session's approvals and questions still waiting for an answer."""
+        rows = await self._ops.deps.db.read(lambda conn: repos.human_requests.pending(conn, session_id=session_id))
+        return pending_requests(rows)
+
+    async def operation_info(self, operation_id: str, *, with_calls: bool = True) -> OperationInfo:
+        """Raises: ProtocolError `operation_not_found`."""
+
+        def read(conn: Connection) -> tuple[OperationRow | None, list[ToolCallRow], list[HumanRequestRow]]:
+            op = repos.operations.get(conn, operation_id)
+            calls = repos.tool_calls.for_operation(conn, operation_id) if with_calls and op else []
+            requests = repos.human_requests.pending(conn, operation_id=operation_id) if op else []
+            return op, calls, requests
+
+        op, calls, requests = await self._ops.deps.db.read(read)
+        if op is None:
+            raise operation_not_found(operation_id)
+        return operation_info(op, calls, requests)

@@ -1,0 +1,219 @@
+"""What every step executor of an operation shares: its dependencies, the runtime's hooks, and the helpers that
+persist a step (events, messages, status, ledger rows, requests to a person, guardrail pauses)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic_ai.messages import ModelRequest, ModelResponse
+
+from cowork.config import CoworkConfig
+from cowork.models import ModelCache, ModelTarget
+from cowork.policy import PolicyDecision, ToolOverride
+from cowork.protocol import (
+    Ask,
+    ErrorCode,
+    EventPayload,
+    Guardrail,
+    OperationStatus,
+    OperationStatusChanged,
+    ToolCallStatus,
+)
+from cowork.sessions import Journal, Mutation, SessionFlags, new_id
+from cowork.store import Connection, Database, HumanRequestRow, MessageRow, repos
+from cowork.tools import ToolRegistry
+from cowork.usage import UsageService
+
+from ._history import display_text, dump_message
+from ._runner import Pause
+from ._state import GUARDRAIL_QUESTIONS, LedgerEntry, Limits, OperationState, transition
+
+__all__ = ["RunnerBase", "RunnerDeps", "RunnerHooks", "rejection_text"]
+
+C = ToolCallStatus
+S = OperationStatus
+
+
+@dataclass(frozen=True)
+class RunnerDeps:
+    """What every operation's runner shares."""
+
+    db: Database
+    journal: Journal
+    models: ModelCache
+    config: CoworkConfig
+    home: Path
+    usage: UsageService
+    bwrap: str | None = None
+    """bubblewrap, when shell commands can run sandboxed."""
+
+
+@dataclass
+class RunnerHooks:
+    """What a runner asks of the runtime: sub-agents, todos, being told its status changed."""
+
+    spawn_agent: Callable[[OperationState, LedgerEntry, str, str, str | None], Awaitable[str]] | None = None
+    set_todos: Callable[[OperationState, list[dict[str, str]]], Awaitable[None]] | None = None
+    on_status: Callable[[OperationState], None] = field(default=lambda _state: None)
+    session_flags: Callable[[str], SessionFlags] = field(default=lambda _sid: SessionFlags())
+    """The session's live switches (network, yolo): read at every decision, so a toggle applies at once."""
+    overrides: Callable[[], Mapping[str, ToolOverride]] = field(default=lambda: {})
+
+
+def rejection_text(message: str | None) -> str:
+    note = f" Their note: {message}" if message else ""
+    return f"The user rejected this tool call, so it did not run.{note} Do not retry it as is; choose another way."
+
+
+class RunnerBase:
+    """The state and persistence helpers of one operation's runner; the step executors build on it."""
+
+    def __init__(
+        self,
+        deps: RunnerDeps,
+        state: OperationState,
+        *,
+        target: ModelTarget,
+        limits: Limits,
+        tools: ToolRegistry,
+        workspace: Path,
+        hooks: RunnerHooks,
+    ) -> None:
+        self.deps = deps
+        self.state = state
+        self.target = target
+        self.limits = limits
+        self.tools = tools
+        self.workspace = workspace
+        self.hooks = hooks
+        self.interrupted_by_shutdown = False
+        self._prompt_extras: str | None = None
+        """Skills and memory for the system prompt, read once per run (not at every step)."""
+        self._inflight: dict[str, asyncio.Task[None]] = {}
+        """Tool calls running now, each in its own task (its own cancel scope)."""
+
+    # -- helpers ----------------------------------------------------------------------------------------------
+
+    def _emit(
+        self, payload: EventPayload | None, mutate: Mutation | None = None, *, urgent: bool = False
+    ) -> asyncio.Future[Any]:
+        return self.deps.journal.emit(self.state.session_id, payload, mutate=mutate, urgent=urgent)
+
+    def _message_mutation(self, message: ModelRequest | ModelResponse) -> tuple[str, Mutation]:
+        """Append a model-facing message to the thread (in the journal's transaction)."""
+        state = self.state
+        message_id = new_id("msg")
+        position = state.next_position
+        state.next_position += 1
+        state.add_message(message, position)
+        row = MessageRow(
+            id=message_id,
+            session_id=state.session_id,
+            operation_id=state.id,
+            position=position,
+            kind="request" if isinstance(message, ModelRequest) else "response",
+            text=display_text(message),
+            model_message=dump_message(message),
+            created_at=datetime.now(UTC),
+            thread_id=state.thread_id,
+        )
+        return message_id, lambda conn: repos.messages.insert(conn, row)
+
+    async def _set_status(
+        self,
+        status: OperationStatus,
+        *,
+        code: ErrorCode | None = None,
+        reason: str | None = None,
+        summary: str | None = None,
+    ) -> None:
+        state = self.state
+        transition(state, status)
+        now = datetime.now(UTC)
+        step = state.step
+
+        def mutate(conn: Connection) -> None:
+            repos.operations.set_status(
+                conn,
+                state.id,
+                status,
+                now=now,
+                step_count=step,
+                error_code=str(code) if code else None,
+                error_message=reason if code else None,
+                summary=summary,
+            )
+
+        await self._emit(
+            OperationStatusChanged(
+                operation_id=state.id, status=status, code=code, reason=reason, parent_operation_id=state.parent_id
+            ),
+            mutate,
+            urgent=True,
+        )
+        self.hooks.on_status(state)
+
+    def _policy(self, entry: LedgerEntry) -> PolicyDecision:
+        """Whether a call runs, asks, or is a question (`OperationRunner` decides)."""
+        raise NotImplementedError
+
+    def ledger_update(
+        self, entry: LedgerEntry, *, result: str | None = None, meta: dict[str, Any] | None = None
+    ) -> Mutation:
+        op_id, call_id, status, is_error = self.state.id, entry.tool_call_id, entry.status, entry.is_error
+        now = datetime.now(UTC)
+        meta_json = json.dumps(meta) if meta else None
+
+        def mutate(conn: Connection) -> None:
+            repos.tool_calls.update(
+                conn, op_id, call_id, status=status, now=now, result=result, is_error=is_error, meta=meta_json
+            )
+
+        return mutate
+
+    def _human_request(self, entry: LedgerEntry | None, kind: str, payload: dict[str, Any]) -> tuple[str, Mutation]:
+        state = self.state
+        row = HumanRequestRow(
+            id=new_id("req"),
+            session_id=state.session_id,
+            operation_id=state.id,
+            kind=kind,
+            tool_call_id=entry.tool_call_id if entry else None,
+            payload=json.dumps(payload),
+            status="pending",
+            created_at=datetime.now(UTC),
+        )
+        ledger = self.ledger_update(entry) if entry else None
+
+        def mutate(conn: Connection) -> None:
+            repos.human_requests.insert(conn, row)
+            if ledger is not None:
+                ledger(conn)
+
+        return row.id, mutate
+
+    async def _pause(self, pause: Pause, *, details: dict[str, Any] | None = None) -> None:
+        state = self.state
+        question = GUARDRAIL_QUESTIONS[pause.code].format(**pause.details)
+        payload = {"code": str(pause.code), "question": question, "options": ["continue", "stop"], "details": details}
+        request_id, mutate = self._human_request(None, "guardrail", payload)
+        self._emit(
+            Guardrail(operation_id=state.id, code=pause.code, message=question, request_id=request_id, details=details),
+            mutate,
+        )
+        self._emit(
+            Ask(
+                request_id=request_id,
+                operation_id=state.id,
+                question=question,
+                options=["continue", "stop"],
+                kind="guardrail",
+            )
+        )
+        await self._set_status(S.WAITING_FOR_HUMAN, code=ErrorCode(str(pause.code)), reason=question)
