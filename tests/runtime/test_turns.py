@@ -248,3 +248,15 @@ async def test_start_up_marks_running_operations_interrupted(make_core: CoreFact
     replay = await second.sessions.replay(session.id, 0, 100)
     assert replay.events[-1].type == "operation_status"
     assert replay.events[-1].payload.status == OperationStatus.INTERRUPTED  # type: ignore[union-attr]
+
+
+async def test_the_system_prompt_names_where_skills_live(
+    make_core: CoreFactory, mock_llm: MockLLMServer, home: Path, workspace: Path
+) -> None:
+    mock_llm.set_script([MockResponse(text="ok")])
+    core = await make_core()
+    session = await core.sessions.create(SessionCreateParams())
+    await run_turn(core, session.id, "hi", "c-skills")
+    (request,) = mock_llm.requests
+    expected = f"{workspace.resolve() / '.cowork' / 'skills'} (project); {home / 'skills'} (user)"
+    assert f"- Skills directory: {expected};" in (request.system or "")

@@ -14,7 +14,7 @@ from pydantic_ai.usage import RequestUsage
 
 from cowork.models import Finished, ReasoningDelta, RetryNotice, RetryPolicy, TextDelta, stream_with_retries
 from cowork.models import with_instructions as _with_instructions
-from cowork.prompts import PromptVariables, render_system_prompt
+from cowork.prompts import PromptVariables, render_system_prompt, skills_directories
 from cowork.protocol import (
     AssistantMessage,
     ErrorCode,
@@ -67,6 +67,7 @@ class ModelSteps(RunnerBase):
                 today=date.today(),
                 user_name=agent.user_name,
                 knowledge_cutoff=agent.knowledge_cutoff,
+                skills_directory=skills_directories(self.workspace, self.deps.home),
             ),
             template=_PROMPT_FOR_AGENT.get(self.state.agent_type, "system"),
             extras=self._prompt_extras or "",
