@@ -258,5 +258,5 @@ async def test_the_system_prompt_names_where_skills_live(
     session = await core.sessions.create(SessionCreateParams())
     await run_turn(core, session.id, "hi", "c-skills")
     (request,) = mock_llm.requests
-    expected = f"{workspace.resolve() / '.cowork' / 'skills'} (project); {home / 'skills'} (user)"
+    expected = f"{Path(session.workspace) / '.cowork' / 'skills'} (project); {home / 'skills'} (user)"
     assert f"- Skills directory: {expected};" in (request.system or "")
