@@ -13,8 +13,8 @@ DOC = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
 
 
 def _documented_names() -> set[str]:
-    """Every `cowork.x[.y]` written in backticks in the page."""
-    return set(re.findall(r"`(cowork(?:\.\w+)+)`", DOC))
+    """Every `cowork.x[.y]` written in backticks in the page that names a module (lowercase), not an attribute."""
+    return set(re.findall(r"`(cowork(?:\.[a-z_][a-z0-9_]*)+)`", DOC))
 
 
 def _packages() -> list[str]:
