@@ -49,3 +49,87 @@ def test_wal_mode_busy_timeout_and_foreign_keys(tmp_path: Path) -> None:
     raw = sqlite3.connect(tmp_path / "cowork.db")
     assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     raw.close()
+
+
+def _upgrade_to(path: Path, revision: str) -> None:
+    """Bring a database file to `revision` with the project's own migrations (as an old Cowork would have)."""
+    from alembic import command
+    from alembic.config import Config
+
+    from cowork.store._engine import _MIGRATIONS
+
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    engine = sa.create_engine(f"sqlite:///{path}")
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, revision)
+    engine.dispose()
+
+
+def test_a_database_from_the_oldest_revision_upgrades_with_its_data(tmp_path: Path) -> None:
+    # This found that rebuilding `sessions` with foreign keys on cascaded and deleted every operation and message.
+    from pydantic_ai.messages import ModelRequest, UserPromptPart
+
+    from cowork.runtime._history import dump_message
+    from cowork.runtime._loading import read_thread
+    from cowork.store import repos
+
+    path = tmp_path / "cowork.db"
+    _upgrade_to(path, "0001")
+    when = "2026-11-01 10:00:00.000000"
+    request = dump_message(ModelRequest(parts=[UserPromptPart("where is the retry logic?")]))
+    engine = sa.create_engine(f"sqlite:///{path}")
+    with engine.begin() as conn:
+        conn.exec_driver_sql(
+            "INSERT INTO sessions (id, title, workspace, provider, model, created_at, updated_at, last_seq) "
+            f"VALUES ('ses_1', 'Retry logic', '/home/max/proj', 'openai', 'gpt-5', '{when}', '{when}', 2)"
+        )
+        conn.exec_driver_sql(
+            "INSERT INTO operations (id, session_id, client_message_id, origin, status, provider, model, step_count, "
+            f"created_at, updated_at) VALUES ('op_1', 'ses_1', 'c1', 'chat', 'done', 'openai', 'gpt-5', 1, '{when}', "
+            f"'{when}')"
+        )
+        conn.execute(
+            sa.text(
+                "INSERT INTO messages (id, session_id, operation_id, position, kind, text, model_message, created_at) "
+                "VALUES ('msg_1', 'ses_1', 'op_1', 0, 'request', 'where is the retry logic?', :m, :t)"
+            ),
+            {"m": request, "t": when},
+        )
+        for seq, kind in ((1, "user_message"), (2, "operation_status")):
+            conn.exec_driver_sql(
+                f"INSERT INTO events (session_id, seq, type, payload, created_at) VALUES ('ses_1', {seq}, '{kind}', "
+                f"'{{}}', '{when}')"
+            )
+    engine.dispose()
+
+    db = Database.sqlite(path)
+    head = db.migrate()
+    assert db.current_revision() == head != "0001"
+    session = db.read_sync(lambda c: repos.sessions.get(c, "ses_1"))
+    operation = db.read_sync(lambda c: repos.operations.get(c, "op_1"))
+    thread = db.read_sync(lambda c: read_thread(c, "ses_1"))
+    events = db.read_sync(lambda c: repos.events.after(c, "ses_1", 0, 10))
+    # Foreign keys were off only while the tables were rebuilt.
+    assert db.write_sync(lambda c: c.exec_driver_sql("PRAGMA foreign_keys").scalar()) == 1
+    db.close()
+    assert session is not None and (session.title, session.workspace, session.todos) == (
+        "Retry logic",
+        "/home/max/proj",
+        "[]",
+    )
+    assert (session.network, session.yolo, session.reasoning_effort) == (False, False, None)
+    # Every operation of that time was a chat turn on its session's main thread.
+    assert operation is not None and (operation.thread_id, operation.status, operation.parent_operation_id) == (
+        "ses_1",
+        "done",
+        None,
+    )
+    assert [m.parts[0].content for m in thread.messages] == ["where is the retry logic?"]  # type: ignore[union-attr]
+    assert [e.type for e in events] == ["user_message", "operation_status"]
+    engine = sa.create_engine(f"sqlite:///{path}")
+    with engine.connect() as conn:
+        diff = compare_metadata(MigrationContext.configure(conn), metadata)
+    engine.dispose()
+    assert diff == [], f"an upgraded database differs from the schema: {diff}"

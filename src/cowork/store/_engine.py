@@ -57,6 +57,13 @@ def _sqlite_engine(path: Path, *, writer: bool) -> Engine:
     return engine
 
 
+def _pragma(conn: Connection, pragma: str) -> None:
+    """Run a PRAGMA on the raw connection, outside any transaction (SQLAlchemy would open one first)."""
+    raw = conn.connection.driver_connection
+    assert raw is not None
+    raw.execute(f"PRAGMA {pragma}")
+
+
 class Database:
     """A store engine. SQLite today; the same interface serves PostgreSQL (an engine URL away)."""
 
@@ -105,9 +112,24 @@ class Database:
         with self._writer.connect() as conn:
             current = MigrationContext.configure(conn).get_current_revision()
         if current != head:
-            with self._writer.begin() as conn:
-                config.attributes["connection"] = conn
-                command.upgrade(config, "head")
+            with self._writer.connect() as conn:
+                sqlite = conn.dialect.name == "sqlite"
+                if sqlite:
+                    # SQLite migrations rebuild tables (copy, DROP, rename); with foreign keys on, dropping
+                    # `sessions` would cascade and delete every operation, message and event. The pragma only
+                    # takes effect outside a transaction, so it is set before the migration's transaction.
+                    _pragma(conn, "foreign_keys=OFF")
+                try:
+                    with conn.begin():
+                        config.attributes["connection"] = conn
+                        command.upgrade(config, "head")
+                        if sqlite:
+                            broken = conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+                            if broken:
+                                raise RuntimeError(f"the migration left rows without their parent: {broken[:5]}")
+                finally:
+                    if sqlite:
+                        _pragma(conn, "foreign_keys=ON")
         return head
 
     def current_revision(self) -> str | None:
