@@ -216,3 +216,26 @@ async def test_arguments_are_checked_against_the_servers_schema_on_every_call(ha
         tool.parse({"a": 1, "b": "five"})
     with pytest.raises(ToolError, match=r"'b' is a required property"):
         tool.parse({"a": 1})
+
+
+async def test_a_long_mcp_result_is_cut_and_saved_like_any_tool_output(
+    harness: CoreHarness, mock_llm: MockLLMServer
+) -> None:
+    core = await harness.core(env=MCP_ENV)
+    await core.mcp.add(stdio_server("t"))
+    await wait_status(core, "t", "running")
+    long_text = "".join(f"line {i:05d} " for i in range(4000))  # 44,000 characters
+    mock_llm.set_script(
+        [
+            MockResponse(tool_calls=[MockToolCall(name="mcp__t__echo", arguments={"text": long_text}, id="c_long")]),
+            MockResponse(text="done"),
+        ]
+    )
+    session = await harness.session(core)
+    op = await harness.start(core, session, "echo a lot")
+    await harness.status(session, op, OperationStatus.DONE)
+    sent = mock_llm.requests[1].last_tool_results[0]["content"]
+    saved = core.paths.home / "tool-output" / session / "mcp__t__echo-c_long.txt"
+    assert len(sent) < 31_000 and "characters cut" in sent and str(saved) in sent
+    full = saved.read_text(encoding="utf-8")
+    assert f"echo: {long_text}" in full and full.startswith("Result of the MCP tool echo")

@@ -13,7 +13,7 @@ import pytest
 from cowork.config import BashConfig, ToolsConfig
 from cowork.policy import PathPolicy
 from cowork.sandbox import find_bwrap
-from cowork.tools import ToolContext, ToolError
+from cowork.tools import ToolContext, ToolError, run_tool
 from cowork.tools._bash import BashTool
 
 pytestmark = pytest.mark.anyio
@@ -37,7 +37,7 @@ def context(
     return ToolContext(
         workspace=workspace,
         paths=PathPolicy.build(workspace),
-        settings=ToolsConfig(bash=BashConfig(output_limit_chars=limit, default_timeout_seconds=120)),
+        settings=ToolsConfig(output_limit_chars=limit, bash=BashConfig(default_timeout_seconds=120)),
         network=network,
         output_dir=tmp_path / "tool-output",
         bwrap=BWRAP if sandbox else None,
@@ -47,8 +47,7 @@ def context(
 
 
 async def run(ctx: ToolContext, command: str, **extra: object) -> str:
-    tool = BashTool()
-    return await tool.run(tool.parse({"command": command, **extra}), ctx)
+    return await run_tool(BashTool(), {"command": command, **extra}, ctx)
 
 
 @pytest.fixture
@@ -70,7 +69,7 @@ async def test_output_exit_code_and_streamed_lines(ws: Path, tmp_path: Path) -> 
 async def test_long_output_is_cut_and_saved(ws: Path, tmp_path: Path) -> None:
     out = await run(context(ws, tmp_path, limit=1000), "seq 1 20000")
     assert len(out) < 1500 and "characters cut" in out
-    saved = tmp_path / "tool-output" / "bash-call_1.log"
+    saved = tmp_path / "tool-output" / "bash-call_1.txt"
     assert saved.read_text(encoding="utf-8").splitlines()[-1] == "20000"
     assert str(saved) in out
 

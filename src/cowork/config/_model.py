@@ -126,7 +126,6 @@ class WebConfig(_Section):
 class BashConfig(_Section):
     default_timeout_seconds: float = Field(default=120, gt=0)
     max_timeout_seconds: float = Field(default=600, gt=0)
-    output_limit_chars: int = Field(default=30_000, ge=1000, description="Output kept inline; the rest goes to a file.")
 
 
 class SandboxConfig(_Section):
@@ -155,6 +154,11 @@ class PermissionsConfig(_Section):
 
 
 class ToolsConfig(_Section):
+    output_limit_chars: int = Field(
+        default=30_000,
+        ge=1000,
+        description="Any tool's output kept inline (built-in and MCP); the full text goes to a file the model can read.",
+    )
     web: WebConfig = Field(default_factory=WebConfig)
     bash: BashConfig = Field(default_factory=BashConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)

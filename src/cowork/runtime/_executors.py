@@ -20,7 +20,7 @@ from cowork.prompts import gather_prompt_extras
 from cowork.protocol import ErrorCode, ErrorSource, LogLine, OperationStatus, ProtocolError, ToolCallStatus, ToolResult
 from cowork.sessions import SessionFlags
 from cowork.store import Connection
-from cowork.tools import ToolContext, ToolError
+from cowork.tools import ToolContext, ToolError, run_tool
 from cowork.tools._fsutil import run_blocking
 
 from ._exec_human import HumanSteps, guardrail_ack
@@ -237,8 +237,7 @@ class OperationRunner(ModelSteps, HumanSteps):
                 raise ToolError(
                     f"The arguments for {entry.name} are not a valid JSON object: {entry.invalid_arguments!r}"
                 )
-            params = tool.parse(entry.arguments)
-            return await tool.run(params, self._tool_context(entry)), False
+            return await run_tool(tool, entry.arguments, self._tool_context(entry)), False
         except ToolError as exc:
             return f"Error: {exc}", True
         except asyncio.CancelledError:

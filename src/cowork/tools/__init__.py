@@ -1,6 +1,16 @@
 """Built-in tools, the tool interface and the registry."""
 
 from ._base import Tool, ToolContext, ToolError, ToolSpec
+from ._output import cap_output, run_tool
 from ._registry import ToolRegistry, builtin_tools
 
-__all__ = ["Tool", "ToolContext", "ToolError", "ToolRegistry", "ToolSpec", "builtin_tools"]
+__all__ = [
+    "Tool",
+    "ToolContext",
+    "ToolError",
+    "ToolRegistry",
+    "ToolSpec",
+    "builtin_tools",
+    "cap_output",
+    "run_tool",
+]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -110,7 +109,7 @@ When a command fails, read the error, fix the cause, and try another way; do not
         if timed_out:
             await kill_tree(process)
         code = await process.wait()
-        text = output.render(ctx, settings.output_limit_chars)
+        text = output.text().rstrip("\n")
         if timed_out:
             raise ToolError(f"The command was stopped after {timeout:.0f} s (timeout).\n{text}")
         note = ""
@@ -147,24 +146,6 @@ class _Output:
 
     def tail(self, chars: int = 4000) -> str:
         return self.text()[-chars:]
-
-    def render(self, ctx: ToolContext, limit: int) -> str:
-        text = self.text()
-        if len(text) <= limit:
-            return text.rstrip("\n")
-        saved = _save(ctx, text)
-        head, tail = text[: limit // 3], text[-(limit - limit // 3) :]
-        where = f"The full output ({len(text):,} characters) is in {saved}; read it there." if saved else ""
-        return f"{head}\n… [{len(text) - len(head) - len(tail):,} characters cut] …\n{tail}\n{where}"
-
-
-def _save(ctx: ToolContext, text: str) -> Path | None:
-    if ctx.output_dir is None:
-        return None
-    ctx.output_dir.mkdir(parents=True, exist_ok=True)
-    path = ctx.output_dir / f"bash-{ctx.tool_call_id or os.getpid()}.log"
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 async def _collect(process: asyncio.subprocess.Process, output: _Output, limit: float) -> bool:
