@@ -14,11 +14,13 @@ from pydantic import BaseModel
 from cowork.config import load_config
 from cowork.core import Core
 from cowork.protocol import (
+    ApprovalRequested,
     ErrorCode,
     OperationStatus,
     ProtocolError,
     SessionCreateParams,
     SessionEvent,
+    ToolResult,
     TurnStartParams,
 )
 from cowork.store import OperationRow, repos
@@ -260,3 +262,57 @@ async def test_the_system_prompt_names_where_skills_live(
     (request,) = mock_llm.requests
     expected = f"{Path(session.workspace) / '.cowork' / 'skills'} (project); {home / 'skills'} (user)"
     assert f"- Skills directory: {expected};" in (request.system or "")
+
+
+class _ScriptParams(BaseModel):
+    script: str
+
+
+class RunScriptTool(Tool[_ScriptParams]):
+    """A plugin tool that runs shell text under another name: the policy must judge it by what it declares."""
+
+    name: ClassVar[str] = "runScript"
+    description: ClassVar[str] = "Run a script."
+    params: ClassVar[type[BaseModel]] = _ScriptParams
+    side_effects: ClassVar[bool] = True
+
+    def side_effects_of(self, arguments: dict[str, Any]) -> bool:
+        return True
+
+    def shell_command(self, arguments: dict[str, Any]) -> str | None:
+        script = arguments.get("script")
+        return script if isinstance(script, str) else None
+
+    async def run(self, params: _ScriptParams, ctx: ToolContext) -> str:
+        return f"ran {params.script}"
+
+
+async def test_a_tool_that_declares_a_shell_command_is_classified_whatever_its_name(
+    make_core: CoreFactory, mock_llm: MockLLMServer
+) -> None:
+    mock_llm.set_script(
+        [
+            MockResponse(
+                tool_calls=[
+                    MockToolCall(name="runScript", arguments={"script": "ls"}),
+                    MockToolCall(name="runScript", arguments={"script": "rm -rf ~/projects"}),
+                ]
+            ),
+            MockResponse(text="done"),
+        ]
+    )
+    tools = builtin_tools()
+    tools.register(RunScriptTool())
+    core = await make_core(tools=tools)
+    session = await core.sessions.create(SessionCreateParams())
+    events: list[SessionEvent] = []
+    core.bus.subscribe(session.id, events.append)
+    await core.runtime.start_turn(TurnStartParams(session_id=session.id, text="clean up", client_message_id="c1"))
+    await core.runtime.wait(session.id)
+    await core.journal.flush()
+    # `ls` is safe, so it ran at once although the tool has side effects; the rm was classified and asks.
+    results = [e.payload for e in events if isinstance(e.payload, ToolResult)]
+    asked = [e.payload for e in events if isinstance(e.payload, ApprovalRequested)]
+    assert [r.content for r in results] == ["ran ls"]
+    assert [a.arguments for a in asked] == [{"script": "rm -rf ~/projects"}] and asked[0].dangerous
+    assert last_status(events).status == OperationStatus.WAITING_FOR_HUMAN

@@ -94,18 +94,18 @@ class OperationRunner(ModelSteps, HumanSteps):
                 "run", "fails without running"
             )  # the call returns an error to the model; nothing to approve
         config = self.deps.config.tools
+        declared = tool.facts(entry.arguments)
         command = None
-        raw_command = entry.arguments.get("command")
-        if entry.name == "bash" and isinstance(raw_command, str):
-            command = classify(raw_command, allow=config.commands.allow, deny=config.commands.deny)
+        if declared.shell_command is not None:
+            command = classify(declared.shell_command, allow=config.commands.allow, deny=config.commands.deny)
         flags = self.hooks.session_flags(self.state.session_id)
         facts = CallFacts(
             tool=entry.name,
-            risky=command.verdict != "safe" if command is not None else tool.needs_approval(entry.arguments),
+            risky=command.verdict != "safe" if command is not None else declared.needs_approval,
             asks_user=tool.asks_user,
             arguments=entry.arguments,
             command=command,
-            needs_network=bool(entry.arguments.get("needsNetwork")),
+            needs_network=declared.needs_network,
             mcp_server=server[0] if (server := tool.server_policy()) else None,
         )
         context = PolicyContext(

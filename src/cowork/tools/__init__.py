@@ -1,6 +1,6 @@
 """Built-in tools, the tool interface and the registry."""
 
-from ._base import Tool, ToolContext, ToolError, ToolSpec
+from ._base import Tool, ToolContext, ToolError, ToolFacts, ToolSpec
 from ._output import cap_output, run_tool
 from ._registry import ToolRegistry, builtin_tools
 
@@ -8,6 +8,7 @@ __all__ = [
     "Tool",
     "ToolContext",
     "ToolError",
+    "ToolFacts",
     "ToolRegistry",
     "ToolSpec",
     "builtin_tools",

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 from cowork.config import ToolsConfig
 from cowork.policy import PathDenied, PathPolicy, ServerPolicy
 
-__all__ = ["Tool", "ToolContext", "ToolError", "ToolSpec"]
+__all__ = ["Tool", "ToolContext", "ToolError", "ToolFacts", "ToolSpec"]
 
 ParamsT = TypeVar("ParamsT", bound=BaseModel)
 
@@ -90,6 +90,22 @@ class ToolContext:
 
 
 @dataclass(frozen=True)
+class ToolFacts:
+    """What one call of a tool declares about itself, for the approval policy (never a name check in the runner)."""
+
+    side_effects: bool
+    """The call changes something outside Cowork (files, processes, the network)."""
+    needs_approval: bool
+    """The baseline policy asks before it runs."""
+    shell_command: str | None = None
+    """The shell command line the call runs, for the command classifier (bash)."""
+    needs_network: bool = False
+    """The call asks for network access the session may not allow."""
+    paths: tuple[str, ...] = ()
+    """The paths the call reads or writes, as the model wrote them (for path-aware approval)."""
+
+
+@dataclass(frozen=True)
 class ToolSpec:
     """The part of a tool the model sees."""
 
@@ -106,6 +122,8 @@ class Tool(ABC, Generic[ParamsT]):
     params: ClassVar[type[BaseModel]]
     side_effects: ClassVar[bool] = False
     """True when running the tool changes something outside Cowork (files, processes, the network)."""
+    path_params: ClassVar[tuple[str, ...]] = ()
+    """The parameters that name a file or folder the call reads or writes."""
     asks_user: ClassVar[bool] = False
     """True for a tool whose answer comes from the user (the operation waits for it instead of running it)."""
 
@@ -120,6 +138,30 @@ class Tool(ABC, Generic[ParamsT]):
     def needs_approval(self, arguments: dict[str, Any]) -> bool:
         """Whether the baseline policy asks before this call runs; by default, when it has side effects."""
         return self.side_effects_of(arguments)
+
+    def facts(self, arguments: dict[str, Any]) -> ToolFacts:
+        """What this call declares for the policy; tools that run commands, need the network or touch paths say so
+        by overriding `shell_command`, `needs_network` or `paths`."""
+        return ToolFacts(
+            side_effects=self.side_effects_of(arguments),
+            needs_approval=self.needs_approval(arguments),
+            shell_command=self.shell_command(arguments),
+            needs_network=self.needs_network(arguments),
+            paths=self.paths(arguments),
+        )
+
+    def shell_command(self, arguments: dict[str, Any]) -> str | None:
+        """The shell command line this call runs, if it runs one."""
+        return None
+
+    def needs_network(self, arguments: dict[str, Any]) -> bool:
+        """Whether this call asks for the network beyond what the session allows (web tools are network tools by
+        nature and need not say so)."""
+        return False
+
+    def paths(self, arguments: dict[str, Any]) -> tuple[str, ...]:
+        """The paths this call reads or writes, as written in the arguments (those named by `path_params`)."""
+        return tuple(value for key in self.path_params if isinstance(value := arguments.get(key), str) and value)
 
     def server_policy(self) -> tuple[str, ServerPolicy] | None:
         """For an MCP tool: its server's name and approval policy (see `cowork.policy.decide`); else None."""

@@ -71,7 +71,15 @@ When a command fails, read the error, fix the cause, and try another way; do not
         return not isinstance(command, str) or classify(command).verdict != "safe"
 
     def needs_approval(self, arguments: dict[str, Any]) -> bool:
-        return self.side_effects_of(arguments) or bool(arguments.get("needsNetwork"))
+        return self.side_effects_of(arguments) or self.needs_network(arguments)
+
+    def shell_command(self, arguments: dict[str, Any]) -> str | None:
+        command = arguments.get("command")
+        return command if isinstance(command, str) else None
+
+    def needs_network(self, arguments: dict[str, Any]) -> bool:
+        # Truthy, not `is True`: the parameters model would coerce "yes"/1 to True, and asking too often is the safe side.
+        return bool(arguments.get("needsNetwork"))
 
     async def run(self, params: BashParams, ctx: ToolContext) -> str:
         settings = ctx.settings.bash

@@ -58,6 +58,7 @@ adding a paragraph after a heading. Read the file first so oldString matches it 
   On "found N times", the error lists the lines; make oldString unique or use replaceAll.
 """
     params = EditParams
+    path_params = ("filePath",)
     side_effects = True
 
     async def run(self, params: EditParams, ctx: ToolContext) -> str:

@@ -69,6 +69,7 @@ Use it to locate files when you know (part of) a name or an extension: "**/*.py"
 - Errors (invalid pattern, `path` missing, not a directory or outside the workspace) explain what to fix.
 """
     params = GlobParams
+    path_params = ("path",)
 
     def __init__(self, *, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.timeout = timeout

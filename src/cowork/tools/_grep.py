@@ -209,6 +209,7 @@ error message, an import, a setting. Then read the relevant file around the hit.
   Errors (invalid regex or glob, missing path, a search over {DEFAULT_TIMEOUT:g} s) say what to change.
 """
     params = GrepParams
+    path_params = ("path",)
 
     def __init__(self, *, rg_path: str | None = None, use_rg: bool = True, timeout: float = DEFAULT_TIMEOUT) -> None:
         """`use_rg=False` forces the pure-Python search (also used when no rg binary is found)."""

@@ -79,6 +79,7 @@ edit or write easily breaks that structure, so do not.
   cells), or a missing newSource. Fix the argument; do not fall back to editing the JSON by hand.
 """
     params = NotebookEditParams
+    path_params = ("notebookPath",)
     side_effects = True
 
     async def run(self, params: NotebookEditParams, ctx: ToolContext) -> str:

@@ -81,6 +81,7 @@ look at the lines around a grep hit (pass offset a few lines before the hit).
   file reports the file's line count.
 """
     params = ReadParams
+    path_params = ("filePath",)
 
     async def run(self, params: ReadParams, ctx: ToolContext) -> str:
         return await run_blocking(lambda: _read(params, ctx))

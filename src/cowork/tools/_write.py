@@ -52,6 +52,7 @@ to rewrite a small file completely when nearly every line changes.
   fix the path rather than retrying the same call.
 """
     params = WriteParams
+    path_params = ("filePath",)
     side_effects = True
 
     async def run(self, params: WriteParams, ctx: ToolContext) -> str:
