@@ -36,8 +36,8 @@ class _SleepParams(BaseModel):
 
 
 class SleepTool(Tool[_SleepParams]):
-    name: ClassVar[str] = "sleep"
-    description: ClassVar[str] = "Sleep."
+    name = "sleep"
+    description = "Sleep."
     params: ClassVar[type[BaseModel]] = _SleepParams
     started = asyncio.Event()
 
@@ -271,8 +271,8 @@ class _ScriptParams(BaseModel):
 class RunScriptTool(Tool[_ScriptParams]):
     """A plugin tool that runs shell text under another name: the policy must judge it by what it declares."""
 
-    name: ClassVar[str] = "runScript"
-    description: ClassVar[str] = "Run a script."
+    name = "runScript"
+    description = "Run a script."
     params: ClassVar[type[BaseModel]] = _ScriptParams
     side_effects: ClassVar[bool] = True
 

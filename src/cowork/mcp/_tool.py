@@ -63,8 +63,8 @@ class McpTool(Tool[McpArguments]):
     side_effects = True
 
     def __init__(self, hypervisor: McpHypervisor, server: str, tool: mcp_types.Tool) -> None:
-        setattr(self, "name", tool_name(server, tool.name))  # noqa: B010 - per-instance name of a ClassVar
-        setattr(self, "description", tool.description or f"{tool.name} (MCP server {server})")  # noqa: B010
+        self.name = tool_name(server, tool.name)
+        self.description = tool.description or f"{tool.name} (MCP server {server})"
         self.server = server
         self.tool = tool
         self._hypervisor = hypervisor

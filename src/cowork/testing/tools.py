@@ -37,8 +37,8 @@ class _SleepParams(_Labelled):
 
 
 class SleepTool(Tool[_SleepParams]):
-    name: ClassVar[str] = "sleep"
-    description: ClassVar[str] = "Wait for `seconds` (a test tool with side effects)."
+    name = "sleep"
+    description = "Wait for `seconds` (a test tool with side effects)."
     params: ClassVar[type[BaseModel]] = _SleepParams
     side_effects: ClassVar[bool] = True
 
@@ -50,8 +50,8 @@ class SleepTool(Tool[_SleepParams]):
 
 
 class MarkTool(Tool[_Labelled]):
-    name: ClassVar[str] = "mark"
-    description: ClassVar[str] = "Record a mark (a test tool with side effects)."
+    name = "mark"
+    description = "Record a mark (a test tool with side effects)."
     params: ClassVar[type[BaseModel]] = _Labelled
     side_effects: ClassVar[bool] = True
 
@@ -61,8 +61,8 @@ class MarkTool(Tool[_Labelled]):
 
 
 class PeekTool(Tool[_Labelled]):
-    name: ClassVar[str] = "peek"
-    description: ClassVar[str] = "Look at something (a read-only test tool)."
+    name = "peek"
+    description = "Look at something (a read-only test tool)."
     params: ClassVar[type[BaseModel]] = _Labelled
 
     async def run(self, params: _Labelled, ctx: ToolContext) -> str:
@@ -76,8 +76,8 @@ class _FailParams(BaseModel):
 
 
 class FailTool(Tool[_FailParams]):
-    name: ClassVar[str] = "fail"
-    description: ClassVar[str] = "Always fail (a read-only test tool)."
+    name = "fail"
+    description = "Always fail (a read-only test tool)."
     params: ClassVar[type[BaseModel]] = _FailParams
 
     async def run(self, params: _FailParams, ctx: ToolContext) -> str:
@@ -85,8 +85,8 @@ class FailTool(Tool[_FailParams]):
 
 
 class ChildSleepTool(Tool[_SleepParams]):
-    name: ClassVar[str] = "child_sleep"
-    description: ClassVar[str] = "Run `sleep` as a child process (a test tool); cancelling kills it."
+    name = "child_sleep"
+    description = "Run `sleep` as a child process (a test tool); cancelling kills it."
     params: ClassVar[type[BaseModel]] = _SleepParams
 
     async def run(self, params: _SleepParams, ctx: ToolContext) -> str:

@@ -23,8 +23,8 @@ class AskParams(BaseModel):
 
 
 class AskTool(Tool[AskParams]):
-    name: ClassVar[str] = "ask"
-    description: ClassVar[str] = """Ask the user a question and wait for the answer.
+    name = "ask"
+    description = """Ask the user a question and wait for the answer.
 
 Use it when you cannot go on without the user's input: an ambiguous request with several reasonable readings,
 a choice only they can make (which file, which option, how far to go), or missing information (a name, a date,
@@ -73,8 +73,8 @@ class TodoWriteParams(BaseModel):
 
 
 class TodoWriteTool(Tool[TodoWriteParams]):
-    name: ClassVar[str] = "todoWrite"
-    description: ClassVar[str] = """Create and update your task list for the current work; the user sees it live.
+    name = "todoWrite"
+    description = """Create and update your task list for the current work; the user sees it live.
 
 Use it for work with 3 or more steps, or when the user gives several tasks: write the plan first, then keep it
 current. Each call sends the WHOLE list and replaces the previous one.
@@ -117,8 +117,8 @@ class SpawnAgentParams(BaseModel):
 
 
 class SpawnAgentTool(Tool[SpawnAgentParams]):
-    name: ClassVar[str] = "spawnAgent"
-    description: ClassVar[str] = """Delegate a self-contained task to a sub-agent and get back its report.
+    name = "spawnAgent"
+    description = """Delegate a self-contained task to a sub-agent and get back its report.
 
 The sub-agent starts fresh: it sees only `task` (not this conversation), works with its own tools, and returns
 a summary. Its intermediate steps never enter your context, so delegating keeps your context small.

@@ -117,8 +117,10 @@ class ToolSpec:
 class Tool(ABC, Generic[ParamsT]):
     """A built-in tool. Subclasses set the class attributes and implement `run`."""
 
-    name: ClassVar[str]
-    description: ClassVar[str]
+    name: str
+    """The name the model calls it by; a class attribute for built-ins, set per instance by tools made at run time
+    (one MCP tool class serves every server's tools)."""
+    description: str
     params: ClassVar[type[BaseModel]]
     side_effects: ClassVar[bool] = False
     """True when running the tool changes something outside Cowork (files, processes, the network)."""

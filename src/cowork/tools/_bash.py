@@ -44,8 +44,8 @@ class BashParams(BaseModel):
 
 
 class BashTool(Tool[BashParams]):
-    name: ClassVar[str] = "bash"
-    description: ClassVar[str] = """Run a shell command (bash) in the workspace and return its output.
+    name = "bash"
+    description = """Run a shell command (bash) in the workspace and return its output.
 
 Use it for git, builds, tests, package managers, running scripts, and anything that needs a shell.
 
