@@ -10,6 +10,7 @@ from ._approval import (
     ToolOverride,
     decide,
 )
+from ._braces import BraceError, class_end, expand_braces
 from ._commands import Classification, Verdict, classify
 from ._overrides import ToolCatalog, ToolPolicies
 from ._paths import DEFAULT_DENY, PathDenied, PathPolicy
@@ -17,6 +18,7 @@ from ._paths import DEFAULT_DENY, PathDenied, PathPolicy
 __all__ = [
     "DEFAULT_DENY",
     "ApprovalMode",
+    "BraceError",
     "CallFacts",
     "Classification",
     "PathDenied",
@@ -28,6 +30,8 @@ __all__ = [
     "ToolOverride",
     "ToolPolicies",
     "Verdict",
+    "class_end",
     "classify",
     "decide",
+    "expand_braces",
 ]

@@ -56,6 +56,7 @@ from bashlex import state as _bashlex_state
 from bashlex import subst as _bashlex_subst
 from bashlex import tokenizer as _bashlex_tokenizer
 
+from ._braces import BraceError, expand_braces
 from ._command_rules import (
     COMMAND_VARIABLES,
     NETWORK_FETCHERS,
@@ -271,16 +272,18 @@ def _substitutions(word: Any) -> list[Any]:
     return [p for p in _parts(word) if p.kind in ("commandsubstitution", "processsubstitution")]
 
 
+_MAX_BRACE_WORDS = 64
+"""More alternatives than this and a word is judged dynamic (unknown) rather than expanded."""
+
+
 def _brace_expand(word: str) -> list[str] | None:
     """Bash brace expansion of comma lists (`{rm,-rf,/}` → rm -rf /); None when there is nothing it can expand."""
-    start = word.find("{")
-    end = word.find("}", start + 1)
-    if start < 0 or end < 0 or "," not in word[start:end]:
+    try:
+        out = expand_braces(word, limit=_MAX_BRACE_WORDS)
+    except BraceError:
         return None
-    out: list[str] = []
-    for alternative in word[start + 1 : end].split(","):
-        expanded = word[:start] + alternative + word[end + 1 :]
-        out.extend(_brace_expand(expanded) or [expanded])
+    if out == [word]:
+        return None
     return [w for w in out if w]
 
 
@@ -504,7 +507,7 @@ class _Walker:
             except UnicodeDecodeError:
                 value = None
         elif unquoted and _has_braces(node.word):
-            expanded = _brace_expand(node.word) if node.word.count("{") <= 4 else None
+            expanded = _brace_expand(node.word)
             if not expanded:
                 return [replace(base, dynamic=True)]
             value = " ".join(expanded)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import mimetypes
 import os
 import re
@@ -16,6 +15,9 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 from pathspec import GitIgnoreSpec
+
+from cowork.policy import BraceError, class_end
+from cowork.policy import expand_braces as _expand_braces
 
 __all__ = [
     "FILE_TOOLS_LIMITER",
@@ -138,64 +140,18 @@ class GlobError(ValueError):
 
 
 def _class_end(pattern: str, start: int) -> int:
-    """Index just past the `]` closing the character class that opens at `start`."""
-    j = start + 1
-    if j < len(pattern) and pattern[j] in "!^":
-        j += 1
-    if j < len(pattern) and pattern[j] == "]":
-        j += 1  # a leading `]` is a literal member
-    end = pattern.find("]", j)
-    if end < 0:
-        raise GlobError(f"unclosed character class '[' at position {start} in {pattern!r}")
-    return end + 1
+    try:
+        return class_end(pattern, start)
+    except BraceError as exc:
+        raise GlobError(str(exc)) from None
 
 
 def expand_braces(pattern: str) -> list[str]:
-    """Expand `{a,b}` alternatives (nested allowed) into plain glob patterns."""
-    results: list[str] = []
-    pending = [pattern]
-    while pending:
-        current = pending.pop()
-        split = _first_brace_group(current)
-        if split is None:
-            results.append(current)
-        else:
-            prefix, alternatives, suffix = split
-            pending.extend(prefix + alt + suffix for alt in reversed(alternatives))
-        if len(results) + len(pending) > _MAX_BRACE_EXPANSIONS:
-            raise GlobError(f"{pattern!r} expands to more than {_MAX_BRACE_EXPANSIONS} alternatives")
-    return results
-
-
-def _first_brace_group(pattern: str) -> tuple[str, list[str], str] | None:
-    i = 0
-    open_at = -1
-    depth = 0
-    commas: list[int] = []
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == "[":
-            i = _class_end(pattern, i)
-            continue
-        if ch == "{":
-            if depth == 0:
-                open_at = i
-            depth += 1
-        elif ch == "}" and depth > 0:
-            depth -= 1
-            if depth == 0:
-                bounds = [open_at, *commas, i]
-                alternatives = [pattern[a + 1 : b] for a, b in itertools.pairwise(bounds)]
-                return pattern[:open_at], alternatives, pattern[i + 1 :]
-        elif ch == "," and depth == 1:
-            commas.append(i)
-        i += 1
-    if depth > 0:
-        raise GlobError(f"unclosed '{{' at position {open_at} in {pattern!r}")
-    return None
+    """Expand `{a,b}` alternatives (nested allowed) into plain glob patterns (see `cowork.policy.expand_braces`)."""
+    try:
+        return _expand_braces(pattern, limit=_MAX_BRACE_EXPANSIONS)
+    except BraceError as exc:
+        raise GlobError(str(exc)) from None
 
 
 def _translate_segment(segment: str) -> str:
