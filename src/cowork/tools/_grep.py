@@ -1,4 +1,8 @@
-"""The `grep` tool: search file contents with a regular expression, through ripgrep or a pure-Python fallback."""
+"""The `grep` tool: search file contents with a regular expression, through ripgrep.
+
+The `ripgrep` package is a dependency with wheels for every platform Cowork runs on, so the binary is always
+there; there is no second search engine to keep in step with it (a missing binary is a clear error).
+"""
 
 from __future__ import annotations
 
@@ -10,8 +14,7 @@ import shutil
 import signal
 import sys
 import sysconfig
-from collections import deque
-from collections.abc import AsyncGenerator, Iterator
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,13 +27,10 @@ from cowork.tools._base import Tool, ToolContext, ToolError
 from cowork.tools._fsutil import (
     GlobError,
     GlobMatcher,
-    WalkedFile,
     display_path,
     expand_braces,
     relative_to_workspace,
     run_blocking,
-    thread_checkpoint,
-    walk_files,
 )
 
 __all__ = ["GrepParams", "GrepTool", "find_rg"]
@@ -45,10 +45,6 @@ DEFAULT_TIMEOUT = 30.0
 
 _MAX_RECORD_BYTES = 64 * 1024
 """Longest output record kept from rg; a line is shown cut to MAX_LINE_CHARS anyway."""
-_MAX_SCAN_LINE_BYTES = 1024 * 1024
-"""Longest line the fallback matches in full; the rest of a longer line is skipped."""
-_BINARY_SNIFF = 64 * 1024
-_WHOLE_FILE_BYTES = 8 * 1024 * 1024
 _STDERR_KEEP = 4096
 _BINARY_NOTE = "binary file matches (content not shown; it is not a text file)"
 
@@ -211,14 +207,12 @@ error message, an import, a setting. Then read the relevant file around the hit.
     params = GrepParams
     path_params = ("path",)
 
-    def __init__(self, *, rg_path: str | None = None, use_rg: bool = True, timeout: float = DEFAULT_TIMEOUT) -> None:
-        """`use_rg=False` forces the pure-Python search (also used when no rg binary is found)."""
+    def __init__(self, *, rg_path: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
         self._rg_path = rg_path
-        self._use_rg = use_rg
         self.timeout = timeout
 
     def _rg(self) -> str | None:
-        return (self._rg_path or find_rg()) if self._use_rg else None
+        return self._rg_path or find_rg()
 
     async def run(self, params: GrepParams, ctx: ToolContext) -> str:
         search, rg = await run_blocking(lambda: (_prepare(params, ctx), self._rg()))
@@ -226,7 +220,10 @@ error message, an import, a setting. Then read the relevant file around the hit.
             with anyio.fail_after(self.timeout):
                 result = await _run_rg(rg, search) if rg is not None else None
                 if result is None:
-                    result = await run_blocking(lambda: _python_search(search))
+                    raise ToolError(
+                        "The search engine (ripgrep) could not be started, so grep is unavailable; reinstall Cowork "
+                        "(uv sync) to restore it. Meanwhile use glob and read."
+                    )
                 found = result.files
                 files = await run_blocking(lambda: _newest_first(search.root, found))
         except TimeoutError:
@@ -274,7 +271,7 @@ def _rg_args(rg: str, search: _Search) -> list[str]:
     args = [
         rg,
         "--no-config",
-        # Same ignore rules as glob and the fallback: .gitignore files (in a repository or not) and nothing else.
+        # Same ignore rules as glob: .gitignore files (in a repository or not) and nothing else.
         "--no-require-git",
         "--no-ignore-dot",
         "--no-ignore-global",
@@ -308,7 +305,7 @@ def _rg_args(rg: str, search: _Search) -> list[str]:
 
 
 async def _run_rg(rg: str, search: _Search) -> _Result | None:
-    """Search with ripgrep; None when the binary cannot be started (the caller falls back to Python)."""
+    """Search with ripgrep; None when the binary cannot be started."""
     # Shielded: a cancellation in the middle of spawning would leave the process and its pipes unowned.
     with anyio.CancelScope(shield=True):
         try:
@@ -426,153 +423,6 @@ async def _reap(proc: asyncio.subprocess.Process, *, kill: bool) -> None:
     while await proc.stdout.read(64 * 1024):
         pass
     await proc.wait()
-
-
-# --- pure-Python fallback --------------------------------------------------------------------------------
-
-
-def _python_search(search: _Search) -> _Result:
-    """The same search as `_run_rg`, for when there is no ripgrep: same ignore rules, order and output."""
-    flags = re.IGNORECASE if search.case_insensitive else 0
-    try:
-        regex = re.compile(search.pattern, flags)
-    except re.error as exc:
-        raise ToolError(f"Invalid regular expression {search.pattern!r}: {exc}") from None
-    quick = None if _UNSAFE_FOR_WHOLE_TEXT.search(search.pattern) else re.compile(search.pattern, flags | re.MULTILINE)
-    result = _Result()
-    if search.target_is_file:
-        files: Iterator[WalkedFile] = iter(
-            [WalkedFile(rel=search.target_rel, sub=search.target.name, path=str(search.target), entry=None)]
-        )
-    else:
-        files = walk_files(search.root, search.target)
-    for walked in files:
-        thread_checkpoint()
-        if not search.wanted(walked.rel):
-            continue
-        try:
-            lines = _file_lines(walked.path, explicit=search.target_is_file, quick=quick)
-        except OSError:
-            continue  # unreadable or vanished, as rg --no-messages would skip it
-        if lines is not None and _search_file(walked.rel, lines, regex, search, result):
-            break
-    return result
-
-
-_UNSAFE_FOR_WHOLE_TEXT = re.compile(r"\\[AZn]|\(\?")
-"""Patterns that may match a line on its own but not inside the whole text (anchors, newlines, look-arounds)."""
-
-
-def _file_lines(path: str, *, explicit: bool, quick: re.Pattern[str] | None) -> Iterator[tuple[str, bool]] | None:
-    """Decoded lines of a file (without "\\n") with a binary flag; None when there is nothing to search.
-
-    ripgrep skips binary files it finds while walking, stopping at the first NUL byte; a file named
-    explicitly is searched with NULs read as line breaks, and its matching lines are not printed. Files
-    up to _WHOLE_FILE_BYTES are read at once so that `quick` (the pattern in multi-line mode) can skip
-    files without a match cheaply; bigger ones are streamed line by line.
-    """
-    with open(path, "rb") as handle:
-        head = handle.read(_BINARY_SNIFF)
-        binary = b"\0" in head
-        if binary and not explicit:
-            return None
-        if os.fstat(handle.fileno()).st_size > _WHOLE_FILE_BYTES:
-            return _stream_lines(path, explicit=explicit, binary=binary)
-        text = (head + handle.read()).decode("utf-8", "replace")
-    if quick is not None and quick.search(text) is None:
-        return None
-    nul = text.find("\0")
-    if nul >= 0:
-        if explicit:
-            text, binary = text.replace("\0", "\n"), True
-        else:
-            text = text[: text.rfind("\n", 0, nul) + 1]
-    lines = text.split("\n")
-    if text.endswith("\n"):
-        lines.pop()
-    return ((line, binary) for line in lines)
-
-
-def _stream_lines(path: str, *, explicit: bool, binary: bool) -> Iterator[tuple[str, bool]]:
-    with open(path, "rb") as handle:
-        count = 0
-        while line := handle.readline(_MAX_SCAN_LINE_BYTES):
-            if not line.endswith(b"\n"):
-                while (rest := handle.readline(_MAX_SCAN_LINE_BYTES)) and not rest.endswith(b"\n"):
-                    pass
-            count += 1
-            if count % 10_000 == 0:
-                thread_checkpoint()
-            body = line.removesuffix(b"\n")
-            if b"\0" in body:
-                if not explicit:
-                    return
-                for part in body.split(b"\0"):
-                    yield part.decode("utf-8", "replace"), True
-                continue
-            yield body.decode("utf-8", "replace"), binary
-
-
-def _search_file(
-    rel: str, lines: Iterator[tuple[str, bool]], regex: re.Pattern[str], search: _Search, result: _Result
-) -> bool:
-    """Search one file's lines into `result`; True once headLimit is exceeded."""
-    if search.mode == "content":
-        return _search_content(rel, lines, regex, search, result)
-    matched = 0
-    for text, _binary in lines:
-        if regex.search(text) is None:
-            continue
-        if search.mode == "files_with_matches":
-            result.files.append(rel)
-            return False
-        matched += 1
-    if not matched:
-        return False
-    if result.at_limit(search):
-        return True
-    result.counts.append((rel, matched))
-    return False
-
-
-def _search_content(
-    rel: str, lines: Iterator[tuple[str, bool]], regex: re.Pattern[str], search: _Search, result: _Result
-) -> bool:
-    """Matching lines with their context, merged like grep -C; True once headLimit is exceeded."""
-    before: deque[tuple[int, str]] = deque(maxlen=search.context)
-    after = 0
-    last_added = 0
-
-    def add(number: int, is_match: bool, text: str) -> bool:
-        nonlocal last_added
-        if result.at_limit(search):
-            return True
-        result.lines.append(_Line(rel, number, is_match, text.removesuffix("\r")))
-        last_added = number
-        return False
-
-    for number, (text, binary) in enumerate(lines, start=1):
-        if regex.search(text) is None:
-            if after:
-                after -= 1
-                if add(number, False, text):
-                    return True
-            elif search.context:
-                before.append((number, text))
-            continue
-        if binary:
-            return add(0, True, _BINARY_NOTE)
-        for context_number, context_text in before:
-            if context_number > last_added and add(context_number, False, context_text):
-                return True
-        before.clear()
-        if add(number, True, text):
-            return True
-        after = search.context
-    return False
-
-
-# --- output -----------------------------------------------------------------------------------------------
 
 
 def _newest_first(root: Path, rels: list[str]) -> list[str]:
