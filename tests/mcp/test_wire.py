@@ -45,7 +45,7 @@ async def test_every_mcp_method_and_bad_input(tmp_path: Path, workspace: Path) -
                 m == "mcp/status" and p["name"] == "t" and p["status"] == "running" for m, p in client.notifications
             )
             # Bad input changes nothing.
-            bad: list[tuple[str, dict[str, Any], str]] = [
+            refused: list[tuple[str, dict[str, Any], str]] = [
                 ("mcp/add", {"name": "t", **STDIO}, "mcp_server_exists"),
                 ("mcp/add", {"name": "Bad Name", **STDIO}, "invalid_params"),
                 ("mcp/add", {"name": "x", "transport": "stdio"}, "invalid_params"),
@@ -59,11 +59,12 @@ async def test_every_mcp_method_and_bad_input(tmp_path: Path, workspace: Path) -
                 ("mcp/trust", {"workspace": str(tmp_path / "missing")}, "workspace_not_found"),
                 ("mcp/add", {"name": "y", **STDIO, "policy": "sometimes"}, "invalid_params"),
             ]
-            for method, params, code in bad:
+            for method, params, code in refused:
                 with pytest.raises(RpcError) as info:
                     await client.call(method, params)
                 assert info.value.code == code, (method, params)
-            assert [s["name"] for s in (await client.call("mcp/list"))["servers"]] == ["t"]
+            listed = await client.call("mcp/list")
+            assert isinstance(listed, dict) and [s["name"] for s in listed["servers"]] == ["t"]
 
             updated = await client.call("mcp/update", {"name": "t", "allowedTools": ["echo"], "policy": "auto-run"})
             assert updated["allowedTools"] == ["echo"] and updated["policy"] == "auto-run"

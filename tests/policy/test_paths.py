@@ -64,8 +64,8 @@ def escapes(workspace: Path, outside: Path) -> list[str]:
 def test_zero_escapes(layout: tuple[Path, Path, PathPolicy]) -> None:
     workspace, outside, policy = layout
     corpus = escapes(workspace, outside)
-    allowed_reads = []
-    allowed_writes = []
+    allowed_reads: list[tuple[str, Path]] = []
+    allowed_writes: list[tuple[str, Path]] = []
     for raw in corpus:
         for check, bucket in ((policy.check_read, allowed_reads), (policy.check_write, allowed_writes)):
             try:

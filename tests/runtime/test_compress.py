@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pydantic_ai.messages import UserPromptPart
 
 from cowork.protocol import ContextCompressed, OperationStatus
 from cowork.runtime._compress import SUMMARY_PREFIX, split_point
@@ -54,14 +55,23 @@ async def test_history_is_summarised_and_the_summary_persists(harness: CoreHarne
     await harness.status(sid, third, S.DONE)
     assert mock_llm.requests[-1].messages[0]["content"].startswith(SUMMARY_PREFIX)
     thread = await core.db.read(lambda conn: read_thread(conn, sid))
-    assert str(thread.messages[0].parts[0].content).startswith(SUMMARY_PREFIX)
+    head_part = thread.messages[0].parts[0]
+    assert isinstance(head_part, UserPromptPart) and str(head_part.content).startswith(SUMMARY_PREFIX)
     assert thread.positions[0] == -1 and thread.next_position == len(await core.sessions.messages(sid)) + 2
 
 
 def test_split_point_never_separates_a_call_from_its_result() -> None:
-    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
+    from pydantic_ai.messages import (
+        ModelMessage,
+        ModelRequest,
+        ModelResponse,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+        UserPromptPart,
+    )
 
-    messages = [
+    messages: list[ModelMessage] = [
         ModelRequest(parts=[UserPromptPart("q1")]),
         ModelResponse(parts=[TextPart("a1")]),
         ModelRequest(parts=[UserPromptPart("q2")]),

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
 
 from cowork.runtime import display_text, dump_message, load_message, repair
 from cowork.runtime._history import INTERRUPTED_RESULT
@@ -13,7 +21,7 @@ def call(id_: str) -> ToolCallPart:
 
 
 def test_complete_history_is_untouched() -> None:
-    history = [
+    history: list[ModelMessage] = [
         ModelRequest(parts=[UserPromptPart("hi")]),
         ModelResponse(parts=[call("a")]),
         ModelRequest(parts=[ToolReturnPart("glob", "x", "a")]),
@@ -23,7 +31,10 @@ def test_complete_history_is_untouched() -> None:
 
 
 def test_missing_results_are_filled_after_the_response() -> None:
-    history = [ModelRequest(parts=[UserPromptPart("hi")]), ModelResponse(parts=[call("a"), call("b")])]
+    history: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart("hi")]),
+        ModelResponse(parts=[call("a"), call("b")]),
+    ]
     repaired = repair(history)
     assert len(repaired) == 3
     filler = repaired[2]
@@ -32,7 +43,7 @@ def test_missing_results_are_filled_after_the_response() -> None:
 
 
 def test_partial_results_are_completed_before_new_user_text() -> None:
-    history = [
+    history: list[ModelMessage] = [
         ModelResponse(parts=[call("a"), call("b")]),
         ModelRequest(parts=[ToolReturnPart("glob", "x", "a"), UserPromptPart("next question")]),
     ]

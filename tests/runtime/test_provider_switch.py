@@ -328,11 +328,11 @@ async def test_reasoning_effort_becomes_the_providers_thinking_parameter(
     mock_llm.set_script([MockResponse(text="ok")] * 4)
     core = await harness.core(kind, env={"COWORK_MODEL": model})
     sid = await harness.session(core)
-    unset = {} if kind == "anthropic" else None
+    unset: dict[str, Any] | None = {} if kind == "anthropic" else None
 
     await run(harness, core, sid, "as the model likes")
     for effort in ("high", "off", "default"):
-        info = await core.settings.update(SessionUpdateParams(session_id=sid, reasoning_effort=effort))  # type: ignore[arg-type]
+        info = await core.settings.update(SessionUpdateParams(session_id=sid, reasoning_effort=effort))
         assert info.reasoning_effort == (None if effort == "default" else effort)
         await run(harness, core, sid, effort)
 
@@ -360,7 +360,7 @@ async def test_reasoning_effort_is_refused_for_a_model_that_cannot_reason(
     assert harness.events[sid][seen:] == []
     # "off" and "default" ask nothing of the model, so they are accepted.
     for effort in ("off", "default"):
-        await core.settings.update(SessionUpdateParams(session_id=sid, reasoning_effort=effort))  # type: ignore[arg-type]
+        await core.settings.update(SessionUpdateParams(session_id=sid, reasoning_effort=effort))
     await run(harness, core, sid, "hi")
     (request,) = mock_llm.requests
     assert (request.format, request.model) == ("openai", "llama-3.3-70b-versatile")

@@ -85,7 +85,7 @@ def policy(e: LedgerEntry) -> PolicyDecision:
 
 
 def run(s: OperationState, now: float = NOW) -> list[object]:
-    return list(decide(s, LIMITS, policy, now=now))  # type: ignore[arg-type]
+    return list(decide(s, LIMITS, policy, now=now))
 
 
 def test_new_turn_calls_the_model() -> None:

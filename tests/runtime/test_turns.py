@@ -17,6 +17,7 @@ from cowork.protocol import (
     ApprovalRequested,
     ErrorCode,
     OperationStatus,
+    OperationStatusChanged,
     ProtocolError,
     SessionCreateParams,
     SessionEvent,
@@ -26,6 +27,7 @@ from cowork.protocol import (
 from cowork.store import OperationRow, repos
 from cowork.testing.mockllm import MockError, MockLLMServer, MockResponse, MockToolCall
 from cowork.testing.server import provider_env
+from cowork.testing.transcripts import payloads
 from cowork.tools import Tool, ToolContext, ToolRegistry, builtin_tools
 
 pytestmark = pytest.mark.anyio
@@ -106,7 +108,7 @@ async def test_tool_errors_go_back_to_the_model(make_core: CoreFactory, mock_llm
     core = await make_core()
     session = await core.sessions.create(SessionCreateParams())
     _, events = await run_turn(core, session.id, "try things", "c1")
-    results = {e.payload.name: e.payload for e in events if e.type == "tool_result"}  # type: ignore[union-attr]
+    results = {p.name: p for p in payloads(events, ToolResult)}
     assert all(r.is_error for r in results.values())
     assert "There is no tool named 'delete_everything'" in results["delete_everything"].content
     assert "not found" in results["read"].content.lower()
@@ -249,7 +251,8 @@ async def test_start_up_marks_running_operations_interrupted(make_core: CoreFact
     assert op is not None and op.status == "interrupted"
     replay = await second.sessions.replay(session.id, 0, 100)
     assert replay.events[-1].type == "operation_status"
-    assert replay.events[-1].payload.status == OperationStatus.INTERRUPTED  # type: ignore[union-attr]
+    last = replay.events[-1].payload
+    assert isinstance(last, OperationStatusChanged) and last.status == OperationStatus.INTERRUPTED
 
 
 async def test_the_system_prompt_names_where_skills_live(

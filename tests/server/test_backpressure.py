@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import websockets
 
+from cowork.protocol import UserMessage
 from cowork.testing.client import EventClient
 from cowork.testing.mockllm import MockLLMServer, MockResponse
 from cowork.testing.server import ServerProcess, provider_env
@@ -57,7 +58,7 @@ async def test_slow_client_loses_only_deltas_and_replay_recovers_them(
         )
         # Let the whole turn run while the slow client reads nothing.
         await asyncio.sleep(0.5)
-        operation = next(e.payload.operation_id for e in control.events if e.type == "user_message")  # type: ignore[union-attr]
+        operation = next(e.payload.operation_id for e in control.events if isinstance(e.payload, UserMessage))
         assert await control.wait_turn_end(operation, within=120) == "done"
 
         received: list[dict[str, Any]] = []

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from cowork.protocol import SessionEvent
+from cowork.protocol import ApprovalRequested, SessionEvent
 from cowork.testing.client import EventClient
 from cowork.testing.core import TEST_TOOLS_PLUGIN, marks
 from cowork.testing.mockllm import MockLLMServer, MockRequest, MockResponse, MockToolCall
@@ -206,8 +206,7 @@ async def approve_reruns(client: EventClient, operation_id: str) -> None:
                 await client.call("approval/respond", {"requestId": request.request_id, "approved": True})
         await client.wait_for(
             lambda evs: any(
-                e.type == "approval_requested" and e.payload.request_id not in answered  # type: ignore[union-attr]
-                for e in evs
+                isinstance(e.payload, ApprovalRequested) and e.payload.request_id not in answered for e in evs
             ),
             within=3600,
         )

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from cowork.clients.connection import RpcError
+from cowork.protocol import ApprovalRequested, EventPayload, ToolCall, ToolResult
 from cowork.testing.client import EventClient
 from cowork.testing.mockllm import MockLLMServer, MockResponse, MockToolCall
 from cowork.testing.server import ServerProcess, provider_env
+from cowork.testing.transcripts import payloads as of_kind
+
+P = TypeVar("P", bound=EventPayload)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -18,8 +23,8 @@ def batch(*commands: str) -> MockResponse:
     return MockResponse(tool_calls=[MockToolCall(name="bash", arguments={"command": c}) for c in commands])
 
 
-def payloads(client: EventClient, kind: str) -> list[object]:
-    return [e.payload for e in client.events if e.type == kind]
+def payloads(client: EventClient, kind: type[P]) -> list[P]:
+    return of_kind(client.events, kind)
 
 
 @pytest.mark.parametrize("approve", [True, False])
@@ -33,16 +38,16 @@ async def test_safe_runs_at_once_risky_waits(
         op = (await client.call("turn/start", {"sessionId": sid, "text": "go", "clientMessageId": "1"}))["operationId"]
         await client.wait_for(lambda evs: any(e.type == "approval_requested" for e in evs))
         await client.wait_for(lambda evs: any(e.type == "tool_result" for e in evs))
-        (result,) = payloads(client, "tool_result")
-        assert result.content == "notes.md" and not (workspace / "created.txt").exists()  # type: ignore[attr-defined]
-        (request,) = payloads(client, "approval_requested")
-        assert request.name == "bash" and request.arguments == {"command": "touch created.txt && echo made"}  # type: ignore[attr-defined]
-        assert request.dangerous is False  # type: ignore[attr-defined]  # an ordinary write: asked, not flagged
-        calls = {p.name + str(p.arguments): p for p in payloads(client, "tool_call")}  # type: ignore[attr-defined]
-        assert [c.needs_approval for c in calls.values()] == [False, True]  # type: ignore[attr-defined]
+        (result,) = payloads(client, ToolResult)
+        assert result.content == "notes.md" and not (workspace / "created.txt").exists()
+        (request,) = payloads(client, ApprovalRequested)
+        assert request.name == "bash" and request.arguments == {"command": "touch created.txt && echo made"}
+        assert request.dangerous is False  # an ordinary write: asked, not flagged
+        calls = {p.name + str(p.arguments): p for p in payloads(client, ToolCall)}
+        assert [c.needs_approval for c in calls.values()] == [False, True]
         await client.call(
             "approval/respond", {"requestId": request.request_id, "approved": approve, "message": "not now"}
-        )  # type: ignore[attr-defined]
+        )
         assert await client.wait_turn_end(op) == "done"
         results = {r["tool_call_id"]: r["content"] for r in mock_llm.requests[1].last_tool_results}
         if approve:
@@ -76,9 +81,9 @@ async def test_dangerous_commands_ask_even_when_always_allowed(
             "operationId"
         ]
         await client.wait_for(lambda evs: any(e.type == "approval_requested" for e in evs))
-        (request,) = payloads(client, "approval_requested")
-        assert request.reason.startswith("Dangerous command")  # type: ignore[attr-defined]
-        assert request.dangerous is True  # type: ignore[attr-defined]
+        (request,) = payloads(client, ApprovalRequested)
+        assert request.reason.startswith("Dangerous command")
+        assert request.dangerous is True
         pending = (await client.call("session/subscribe", {"sessionId": sid}))["pending"]["approvals"]
         assert [a["dangerous"] for a in pending] == [True]  # and it stays flagged for clients that join later
         assert (workspace / "docs").exists()

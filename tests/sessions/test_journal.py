@@ -23,7 +23,7 @@ async def setup(tmp_path: Path) -> AsyncIterator[tuple[Database, EventBus, Journ
     db.migrate()
     for sid in ("s1", "s2"):
         row = SessionRow(sid, "t", "/w", None, None, NOW, NOW)
-        db.write_sync(lambda c, row=row: repos.sessions.insert(c, row))
+        db.write_sync(lambda c, row=row: repos.sessions.insert(c, row))  # type: ignore[misc]  # mypy cannot type a lambda default
     bus = EventBus()
     journal = Journal(db, bus)
     journal.start()
@@ -51,7 +51,7 @@ async def test_seq_is_contiguous_per_session_in_emit_order(setup: tuple[Database
     db, bus, journal = setup
     got: dict[str, list[tuple[int, str]]] = {"s1": [], "s2": []}
     for sid in got:
-        bus.subscribe(sid, lambda e, sid=sid: got[sid].append((e.seq, e.payload.text)))  # type: ignore[union-attr]
+        bus.subscribe(sid, lambda e, sid=sid: got[sid].append((e.seq, e.payload.text)))  # type: ignore[misc]
     futures = [journal.emit("s1" if i % 3 else "s2", LogLine(text=str(i))) for i in range(300)]
     await asyncio.gather(*futures)
     for items in got.values():
@@ -68,7 +68,7 @@ async def test_deltas_are_group_committed(
     transactions = 0
     original = db.write
 
-    async def counting(fn):  # type: ignore[no-untyped-def]
+    async def counting(fn):
         nonlocal transactions
         transactions += 1
         return await original(fn)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cowork.config import BudgetsConfig
-from cowork.usage import Budgets, Crossing, Refusal, Spend, check, crossings
+from cowork.usage import Budgets, Cap, Crossing, Refusal, Spend, check, crossings
 
 CONFIG = BudgetsConfig()  # per request $0.50, day $10, week $50, month $200, warn at 80%
 BUDGETS = Budgets.from_config(CONFIG)
@@ -54,10 +54,10 @@ def test_a_call_within_every_cap_is_allowed() -> None:
         (spend(monthly=199.95), "monthly", 200.0),
     ],
 )
-def test_each_cap_refuses_a_call_that_would_go_over(spent: Spend, cap: str, limit: float) -> None:
+def test_each_cap_refuses_a_call_that_would_go_over(spent: Spend, cap: Cap, limit: float) -> None:
     refusal = check(BUDGETS, spent, 0.1)
-    assert refusal == Refusal(cap, limit, spent[cap], 0.1)  # type: ignore[arg-type]
-    assert refusal.details() == {"cap": cap, "limitUsd": limit, "spentUsd": spent[cap], "estimateUsd": 0.1}  # type: ignore[index]
+    assert refusal == Refusal(cap, limit, spent[cap], 0.1)
+    assert refusal.details() == {"cap": cap, "limitUsd": limit, "spentUsd": spent[cap], "estimateUsd": 0.1}
 
 
 def test_the_refusal_names_its_cap_and_figures() -> None:

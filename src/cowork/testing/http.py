@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -45,7 +45,7 @@ Route = Reply | Callable[[Seen], Reply]
 class LocalServer:
     """`with LocalServer({"/path": Reply(...) or handler}) as s:` serves on 127.0.0.1 and records requests."""
 
-    def __init__(self, routes: dict[str, Route] | None = None) -> None:
+    def __init__(self, routes: Mapping[str, Route] | None = None) -> None:
         self.routes: dict[str, Route] = dict(routes or {})
         self.requests: list[Seen] = []
         self._stop = threading.Event()
