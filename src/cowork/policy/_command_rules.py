@@ -3,6 +3,8 @@
 A rule looks at one simple command's words (wrappers already stripped by `unwrap`) and returns outcomes:
 findings (a verdict, a stable reason code and a sentence), commands nested in its arguments to judge in their own
 right (`xargs rm`, `find -exec rm ;`), and shell text it runs, to parse recursively (`bash -c`, `eval`, `ssh`).
+
+Long because it is data: one table entry per command family, each with its argument checks.
 """
 
 from __future__ import annotations

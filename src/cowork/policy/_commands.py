@@ -39,6 +39,9 @@ gaps are worked around: the `time` keyword is read as the `time` command (escape
 here-documents with a quoted delimiter (`<<'EOF'`) are read by a corrected copy of bashlex's reader, and an
 unclosed `${` (on which bashlex allocates without end) is refused; both corrections are installed into bashlex
 when this module is imported. Commands longer than 50,000 characters are `review` without parsing.
+
+Over 500 lines: the parser adapter (with its two bashlex corrections) and the walk over every node kind belong
+together; the per-command rules, which are data, are in `_command_rules`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""Every JSON-RPC method: its params model, its result model, and what it does."""
+"""Every JSON-RPC method: its params model, its result model, and what it does.
+
+Over 500 lines on purpose: the method table reads as the protocol's reference, each params and result model beside
+its `MethodSpec` (the MCP, provider, usage and value models already live in their own modules).
+"""
 
 from __future__ import annotations
 

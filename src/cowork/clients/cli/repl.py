@@ -1,4 +1,8 @@
-"""The interactive REPL: prompt, slash commands, streaming turns, Ctrl-C to cancel."""
+"""The interactive REPL: prompt, slash commands, streaming turns, Ctrl-C to cancel.
+
+Over 500 lines while the slash commands live here; they move out when the clients share one slash-command
+definition (issue 13). Rendering is `render.py`, shared text `cowork.clients.format`.
+"""
 
 from __future__ import annotations
 

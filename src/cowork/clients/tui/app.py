@@ -3,6 +3,9 @@
 One WebSocket connection; the shown session is subscribed with `afterSeq`, so a reconnect (after a server restart)
 replays exactly what was missed, and the subscribe result's `pending` brings back approvals and questions asked
 before this client was watching.
+
+Over 500 lines: the app's key bindings, actions and connection loop are one Textual `App` class. Its slash
+commands move out when the clients share one slash-command definition (issue 13).
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""The mock's ASGI app and `MockLLMServer`, which runs it with uvicorn on a background thread."""
+"""The mock's ASGI app and `MockLLMServer`, which runs it with uvicorn on a background thread.
+
+Over 500 lines because the routes of all five wire formats share one app and its recorded-request state; each
+format's encoding already lives in its own module (`_openai`, `_responses`, `_anthropic`, `_gemini`, `_ollama`).
+"""
 
 from __future__ import annotations
 
