@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from playwright.async_api import BrowserContext, expect
+from playwright.async_api import Browser, BrowserContext, expect
 
 from cowork.testing.client import EventClient
 from cowork.testing.mockllm import MockLLMServer, MockResponse, MockToolCall
@@ -153,3 +153,25 @@ async def test_an_event_type_newer_than_the_page_gets_a_neutral_line(
     await expect(page.get_by_test_id("note-event")).to_have_text("· event hologram")
     await expect(page.get_by_test_id("assistant-message").last).to_have_text("all done")
     assert page.errors == []  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("width", "height"), [(420, 800), (1400, 900)])
+async def test_the_chat_is_usable_narrow_and_wide(
+    browser: Browser, server: ServerProcess, mock_llm: MockLLMServer, artifacts: Path, width: int, height: int
+) -> None:
+    mock_llm.set_script([MockResponse(text="a reply that should be read in full, not cut off at the edge")])
+    context = await browser.new_context(viewport={"width": width, "height": height})
+    try:
+        page = await open_ui(context, server)
+        await page.get_by_test_id("composer").fill("hello from a small window")
+        await page.get_by_test_id("composer").press("Enter")
+        reply = page.get_by_test_id("assistant-message").last
+        await expect(reply).to_have_text("a reply that should be read in full, not cut off at the edge")
+        await page.screenshot(path=str(artifacts / f"chat-{width}.png"))
+        # Nothing scrolls sideways, and the reply and the composer lie wholly inside the window.
+        assert await page.evaluate("document.documentElement.scrollWidth") <= width
+        for box in (await reply.bounding_box(), await page.get_by_test_id("composer").bounding_box()):
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width
+        assert page.errors == []  # type: ignore[attr-defined]
+    finally:
+        await context.close()
