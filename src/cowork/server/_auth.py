@@ -27,13 +27,15 @@ def load_or_create_token(path: Path) -> str:
     """Read the token, creating it (mode 0600) on first start."""
     try:
         token = path.read_text(encoding="utf-8").strip()
-        if token:
+        # A token starting with "-" reads as an option on a command line (`cowork run --token -x…`): replace it.
+        if token and not token.startswith("-"):
             os.chmod(path, 0o600)
             return token
     except FileNotFoundError:
         pass
     path.parent.mkdir(parents=True, exist_ok=True)
-    token = secrets.token_urlsafe(32)
+    # The prefix keeps the token from starting with "-" (which token_urlsafe may produce) and makes it recognisable.
+    token = "cw_" + secrets.token_urlsafe(32)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(token + "\n")
