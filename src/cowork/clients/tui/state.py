@@ -111,6 +111,7 @@ class SessionState:
                         arguments=payload.arguments,
                         reason=payload.reason,
                         rerun=payload.rerun,
+                        dangerous=payload.dangerous,
                         created_at=event.ts,
                     )
             case Ask():
