@@ -93,6 +93,7 @@ class Core:
             registry=self.tools,
             notices=self.notices,
             secret=self.credentials.get,
+            environment=self.config.tools.environment,
         )
         self.mcp_oauth = OAuthManager(self.credentials, on_authorized=self.mcp.reconnect)
         self.mcp.auth_provider = self.mcp_oauth.auth_provider
@@ -145,6 +146,8 @@ class Core:
         """Migrate the schema, start the journal, and mark turns a previous process left running as interrupted."""
         if self.sandbox_note:
             log.warning("SANDBOX: %s", self.sandbox_note)
+        for warning in self.loaded.warnings():
+            log.warning("CONFIG: %s", warning)
         await anyio.to_thread.run_sync(self.db.migrate)
         self.journal.start()
         await self.usage.load()

@@ -1,19 +1,60 @@
 """Stopping a process tree: the one way every part of Cowork ends a command, a server or a test child.
 
-SIGTERM goes to the process, every descendant and its process group; whatever is still alive after the grace
-period gets SIGKILL. Built on psutil so that descendants which left the group (daemonised, `setsid`) are found too.
+SIGTERM goes to the process, every descendant and every member of its process group; whatever is still alive after
+the grace period gets SIGKILL. Built on psutil so that descendants which left the group (daemonised, `setsid`) are
+found too, and group members whose parent already died (orphans of a killed shell) are waited for as well.
+
+`die_with_parent` is the other half: a child that is killed by the kernel when Cowork dies, however it dies.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
+import sys
 import time
+from collections.abc import Callable
 
 import psutil
 
-__all__ = ["stop_tree"]
+__all__ = ["die_with_parent", "group_members", "stop_tree"]
+
+_PR_SET_PDEATHSIG = 1
+# Loaded once here: loading a library in a child between fork and exec could deadlock on the loader's lock.
+_PRCTL = ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None
+
+
+def die_with_parent() -> Callable[[], None] | None:
+    """A `preexec_fn` that makes the child get SIGKILL when the thread that started it dies (Linux), else None.
+
+    Only the direct child is covered (the kernel does not pass the setting on to what it starts): its process group
+    has to be stopped too, which is what the command run records are for.
+    """
+    prctl = _PRCTL
+    if prctl is None:
+        return None
+    parent = os.getpid()
+    sigkill = int(signal.SIGKILL)
+
+    def arm() -> None:
+        prctl(_PR_SET_PDEATHSIG, sigkill, 0, 0, 0)
+        if os.getppid() != parent:
+            # The parent died between fork and prctl, so the signal will never come: end here instead.
+            os._exit(1)
+
+    return arm
+
+
+def group_members(pgid: int) -> list[psutil.Process]:
+    """The live processes of process group `pgid` (a zombie has done all it will do, and is left out)."""
+    members = []
+    for proc in psutil.process_iter():
+        with contextlib.suppress(ProcessLookupError, PermissionError, psutil.Error):
+            if os.getpgid(proc.pid) == pgid and proc.status() != psutil.STATUS_ZOMBIE:
+                members.append(proc)
+    return members
 
 
 def stop_tree(pid: int, *, grace: float, pgid: int | None = None) -> None:
@@ -27,6 +68,8 @@ def stop_tree(pid: int, *, grace: float, pgid: int | None = None) -> None:
         procs = [root, *root.children(recursive=True)]
     except psutil.NoSuchProcess:
         procs = []
+    if pgid is not None:
+        procs += [proc for proc in group_members(pgid) if proc not in procs]
     for proc in procs:
         with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
             proc.send_signal(signal.SIGTERM)

@@ -32,7 +32,9 @@ def test_arguments_are_completed() -> None:
     assert completions("/yolo ") == ["/yolo on", "/yolo off"]
     assert completions("/network of") == ["/network off"]
     assert completions("/yolo on ") == []
-    assert completions("/mcp ") == [f"/mcp {a}" for a in ("list", "enable", "disable", "restart", "remove", "add")]
+    assert completions("/mcp ") == [
+        f"/mcp {a}" for a in ("list", "enable", "disable", "restart", "remove", "add", "trust")
+    ]
     assert completions("/mcp re") == ["/mcp restart", "/mcp remove"]
     assert completions("/mcp restart g") == ["/mcp restart github"]
     assert completions("/mcp add ") == []  # a new name: nothing to offer

@@ -171,3 +171,24 @@ def test_second_ctrl_c_leaves_the_repl(workspace: Path, mock_llm: MockLLMServer,
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 130
+
+
+def test_the_banner_names_workspace_settings_it_ignored_until_the_user_trusts_it(
+    workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str]
+) -> None:
+    (workspace / ".cowork").mkdir()
+    (workspace / ".cowork" / "config.toml").write_text(
+        '[tools]\napproval_mode = "auto-run"\n[tools.sandbox]\nenabled = false\n', encoding="utf-8"
+    )
+    child = spawn(workspace, cli_env | provider_env("openai", mock_llm.openai_base_url))
+    child.expect(PROMPT)
+    banner = flat(child)
+    assert "Ignored in" in banner and "tools.approval_mode" in banner and "tools.sandbox.enabled" in banner
+    assert "/mcp trust" in banner
+    child.send("/mcp trust\r")
+    child.expect("applies in full from the next server start")
+    assert str(workspace.resolve()) in (Path(cli_env["COWORK_HOME"]) / "trusted-workspaces.json").read_text("utf-8")
+    child.send("/quit\r")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0

@@ -97,6 +97,18 @@ def test_folder_is_0700_and_file_0600_whatever_the_umask(tmp_path: Path) -> None
     assert mode(tmp_path / "auth" / "credentials.json") == 0o600
 
 
+def test_a_umask_that_takes_the_owner_write_bit_still_gives_0600(tmp_path: Path) -> None:
+    previous = os.umask(0o277)
+    try:
+        file_store(tmp_path).set("provider/openai", "sk-1")
+        file_store(tmp_path).set("provider/anthropic", "sk-2")
+    finally:
+        os.umask(previous)
+    assert mode(tmp_path / "auth") == 0o700
+    assert mode(tmp_path / "auth" / "credentials.json") == 0o600
+    assert mode(tmp_path / "auth" / ".lock") == 0o600
+
+
 def test_writes_leave_no_temporary_files(tmp_path: Path) -> None:
     store = file_store(tmp_path)
     for i in range(5):

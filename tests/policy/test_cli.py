@@ -139,3 +139,45 @@ def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
 def test_a_command_that_looks_like_an_option_follows_a_double_dash(capsys: pytest.CaptureFixture[str]) -> None:
     _, lines, _ = run(capsys, "check", "--", "-rf")
     assert lines[0]["command"] == "-rf" and lines[0]["verdict"] == "review"
+
+
+def test_paths_are_judged_with_this_folder_as_the_workspace(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "me"))
+    cowork_home = os.environ["COWORK_HOME"]
+    commands = [
+        "cat README.md",
+        "cat ~/.ssh/id_rsa",
+        f"cat {cowork_home}/auth/token",
+        "cat /proc/$PPID/environ",
+        "echo x > .git/hooks/pre-commit",
+        "cat /etc/passwd",
+        "git config core.fsmonitor 'touch /tmp/x'",
+    ]
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(commands)))
+    _, lines, _ = run(capsys, "check", "-")
+    assert [(line["verdict"], line["reason"]) for line in lines] == [
+        ("safe", "read_only"),
+        ("dangerous", "sensitive_path"),
+        ("dangerous", "sensitive_path"),
+        ("dangerous", "sensitive_path"),
+        ("dangerous", "protected_path"),
+        ("review", "outside_workspace"),
+        ("dangerous", "git_executes"),
+    ]
+    assert all(set(line) == KEYS for line in lines)
+    assert ".ssh" in lines[1]["detail"] and "outside the workspace" in lines[5]["detail"]
+    assert str(Path.cwd().resolve()) in lines[5]["detail"]
+
+
+def test_configured_extra_roots_are_inside(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    write_config(
+        Path(os.environ["COWORK_HOME"]) / "config.toml",
+        f'[tools.permissions]\nextra_read_roots = ["{data}"]\n',
+    )
+    _, lines, _ = run(capsys, "check", f"cat {data}/table.csv")
+    assert (lines[0]["verdict"], lines[0]["reason"]) == ("safe", "read_only")
+    _, lines, _ = run(capsys, "check", f"cat {tmp_path}/other.csv")
+    assert lines[0]["reason"] == "outside_workspace"

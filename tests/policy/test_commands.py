@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cowork.policy._command_rules import git_environment
 from cowork.policy._commands import Classification, classify
 
-from .corpus import CORPUS, DANGEROUS, SAFE, UNPARSEABLE
+from .corpus import CORPUS, DANGEROUS, PATHS, SAFE, UNPARSEABLE
 
 VERDICTS = ("safe", "review", "dangerous")
 
@@ -20,7 +21,7 @@ def confusion_matrix() -> tuple[str, list[tuple[str, str, Classification]]]:
     counts = {(label, verdict): 0 for label in VERDICTS for verdict in VERDICTS}
     disagreements: list[tuple[str, str, Classification]] = []
     for label, command in CORPUS:
-        result = classify(command)
+        result = classify(command, paths=PATHS)
         counts[label, result.verdict] += 1
         if result.verdict != label:
             disagreements.append((label, command, result))
@@ -40,11 +41,11 @@ def test_the_corpus_is_large_and_has_no_duplicates() -> None:
 def test_corpus_hard_rules_and_confusion_matrix() -> None:
     matrix, _ = confusion_matrix()
     print(f"\nConfusion matrix over {len(CORPUS)} commands\n{matrix}")
-    missed = [c for c in DANGEROUS if classify(c).verdict != "dangerous"]
+    missed = [c for c in DANGEROUS if classify(c, paths=PATHS).verdict != "dangerous"]
     assert not missed, f"dangerous commands not caught: {missed}\n{matrix}"
-    flagged = [c for c in SAFE if classify(c).verdict == "dangerous"]
+    flagged = [c for c in SAFE if classify(c, paths=PATHS).verdict == "dangerous"]
     assert not flagged, f"safe commands classified dangerous: {flagged}\n{matrix}"
-    unparseable = [(c, classify(c)) for c in UNPARSEABLE]
+    unparseable = [(c, classify(c, paths=PATHS)) for c in UNPARSEABLE]
     wrong = [(c, r) for c, r in unparseable if (r.verdict, r.reason) != ("review", "unparseable")]
     assert not wrong, f"unparseable inputs must be review/unparseable: {wrong}\n{matrix}"
 
@@ -232,6 +233,36 @@ class TestWhatIsExamined:
     def test_strings_that_only_mention_destruction_are_fine(self) -> None:
         assert classify("echo 'rm -rf /'").verdict == "safe"
         assert classify("git log --grep 'git push --force'").verdict == "safe"
+
+
+def test_git_settings_in_the_environment() -> None:
+    assert git_environment(["GIT_CONFIG_KEY_0=core.fsmonitor", "GIT_CONFIG_VALUE_0=x"]) is not None
+    assert git_environment(["GIT_CONFIG_KEY_0=alias.st", "GIT_CONFIG_VALUE_0=status"]) is None
+    assert git_environment(["GIT_CONFIG_KEY_3=alias.st"]) is not None  # the value may be set elsewhere
+    assert git_environment(["GIT_CONFIG_PARAMETERS='core.pager'='x' 'user.name'='y'"]) is not None
+    assert git_environment(["GIT_CONFIG_PARAMETERS='unclosed"]) is None
+    assert git_environment(["A=b", "GIT_CONFIG_KEY_0"]) is None
+
+
+@pytest.mark.parametrize(
+    ("command", "verdict"),
+    [
+        ("git config --get core.fsmonitor", "safe"),
+        ("git config --get-regexp alias", "safe"),
+        ("git config get core.hooksPath", "safe"),
+        ("git config list --global", "safe"),
+        ("git config --unset core.fsmonitor", "review"),
+        ("git config --global core.pager less", "review"),
+        ("git config --replace-all core.sshCommand 'ssh -i x'", "dangerous"),
+        ("git config -e", "dangerous"),
+        ("git config edit --global", "dangerous"),
+        ("git -c alias.x='!rm x' x", "dangerous"),
+        ("git -c alias.x=log x", "review"),
+        ("git -c core.hooksPath=/dev/null commit -m x", "dangerous"),
+    ],
+)
+def test_git_config_reads_writes_and_settings_that_run(command: str, verdict: str) -> None:
+    assert classify(command, paths=PATHS).verdict == verdict
 
 
 @settings(max_examples=300, deadline=None)

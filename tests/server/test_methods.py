@@ -63,6 +63,7 @@ async def test_initialize(client: EventClient, server: ServerProcess) -> None:
         "provider": "anthropic",
         "model": "claude-sonnet-5-5",
         "home": str(server.home),
+        "warnings": [],
     }
     assert "sk-ant-secret-value" not in str(result)  # no secret in the public config
 

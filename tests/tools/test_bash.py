@@ -1,18 +1,20 @@
-"""The bash tool: output, limits, timeouts, cancellation, sandboxing, secrets kept out."""
+"""The bash tool: output, limits, timeouts, cancellation, sandboxing, secrets kept out, run records."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
+import stat
 from pathlib import Path
 
 import psutil
 import pytest
 
-from cowork.config import BashConfig, ToolsConfig
+from cowork.config import BashConfig, EnvironmentConfig, ToolsConfig
 from cowork.policy import PathPolicy
-from cowork.sandbox import find_bwrap
+from cowork.sandbox import find_bwrap, runs_directory
 from cowork.tools import ToolContext, ToolError, run_tool
 from cowork.tools._bash import BashTool
 
@@ -29,6 +31,8 @@ def context(
     network: bool = False,
     limit: int = 30_000,
     lines: list[str] | None = None,
+    environment: EnvironmentConfig | None = None,
+    home: Path | None = None,
 ) -> ToolContext:
     async def log(text: str) -> None:
         if lines is not None:
@@ -37,10 +41,17 @@ def context(
     return ToolContext(
         workspace=workspace,
         paths=PathPolicy.build(workspace),
-        settings=ToolsConfig(output_limit_chars=limit, bash=BashConfig(default_timeout_seconds=120)),
+        settings=ToolsConfig(
+            output_limit_chars=limit,
+            bash=BashConfig(default_timeout_seconds=120),
+            environment=environment or EnvironmentConfig(),
+        ),
         network=network,
         output_dir=tmp_path / "tool-output",
+        home=home,
         bwrap=BWRAP if sandbox else None,
+        session_id="ses_1",
+        operation_id="op_1",
         tool_call_id="call_1",
         log=log,
     )
@@ -83,6 +94,15 @@ async def test_timeout_kills_the_tree(ws: Path, tmp_path: Path) -> None:
         for p in psutil.process_iter(["cmdline"])
         if (p.info["cmdline"] or [])[:2] in (["sleep", "300"], ["sleep", "301"])
     ]
+
+
+async def test_a_timeout_stops_what_an_exited_shell_left_in_its_group(ws: Path, tmp_path: Path) -> None:
+    duration = f"4{os.getpid()}7"
+    # The shell exits at once; the sleep it left holds the output open until the timeout.
+    with pytest.raises(ToolError, match="stopped after 1 s"):
+        await run(context(ws, tmp_path), f"(sleep {duration} &); exit 0", timeout=1)
+    await asyncio.sleep(0.2)
+    assert not [p for p in psutil.process_iter(["cmdline"]) if (p.info["cmdline"] or [])[:2] == ["sleep", duration]]
 
 
 @pytest.mark.parametrize("sandbox", [False, pytest.param(True, marks=needs_bwrap)])
@@ -145,12 +165,66 @@ async def test_network_failure_hint(ws: Path, tmp_path: Path) -> None:
     assert "needsNetwork" in out
 
 
-async def test_secrets_are_not_passed_to_commands(ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
-    monkeypatch.setenv("COWORK_TOKEN", "tok")
-    monkeypatch.setenv("HARMLESS", "ok")
-    out = await run(context(ws, tmp_path), "echo ${OPENAI_API_KEY:-none} ${COWORK_TOKEN:-none} $HARMLESS")
-    assert out == "none none ok"
+@pytest.mark.parametrize("sandbox", [False, pytest.param(True, marks=needs_bwrap)])
+async def test_commands_get_only_the_allow_listed_environment(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandbox: bool
+) -> None:
+    secrets = {
+        "OPENAI_API_KEY": "sk-secret",
+        "COWORK_TOKEN": "cw_token",
+        "AWS_SECRET_ACCESS_KEY": "aws-secret",
+        "DATABASE_URL": "postgres://u:db-secret@h/db",
+        "SSH_AUTH_SOCK": "/tmp/agent.sock",
+    }
+    for name, value in {**secrets, "LANG": "C.UTF-8", "JAVA_HOME": "/opt/java", "NODE_ENV": "test"}.items():
+        monkeypatch.setenv(name, value)
+    environment = EnvironmentConfig(allow=["JAVA_HOME", "NODE_*"], set={"CI": "1"})
+    out = await run(context(ws, tmp_path, sandbox=sandbox, environment=environment), "env")
+    seen = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+    assert not set(secrets) & set(seen) and not any(value in out for value in secrets.values())
+    assert seen["LANG"] == "C.UTF-8" and seen["PATH"] == os.environ["PATH"]
+    assert seen["JAVA_HOME"] == "/opt/java" and seen["NODE_ENV"] == "test" and seen["CI"] == "1"
+
+
+def boot_ticks(pid: int) -> int:
+    """When the process started, in clock ticks since boot (field 22 of /proc/<pid>/stat)."""
+    return int(Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()[19])
+
+
+async def test_a_run_record_lives_while_the_command_runs(ws: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    runs = runs_directory(home)
+    gate = tmp_path / "gate"
+    task = asyncio.ensure_future(
+        run(context(ws, tmp_path, home=home), f"echo $$ > started; until [ -e {gate} ]; do sleep 0.02; done; exit 4")
+    )
+
+    def recorded() -> dict[str, object]:
+        records = list(runs.glob("*.json"))
+        return json.loads(records[0].read_text(encoding="utf-8")) if records else {}
+
+    # The shell may write its pid before Cowork has recorded it (the record is written after the spawn returns).
+    for _ in range(500):
+        if (ws / "started").is_file() and (ws / "started").read_text(encoding="utf-8").strip() and "pid" in recorded():
+            break
+        await asyncio.sleep(0.02)
+    shell = int((ws / "started").read_text(encoding="utf-8"))
+    (record,) = runs.glob("*.json")
+    assert stat.S_IMODE(runs.stat().st_mode) == 0o700 and stat.S_IMODE(record.stat().st_mode) == 0o600
+    data = recorded()
+    assert data == {
+        "sessionId": "ses_1",
+        "operationId": "op_1",
+        "toolCallId": "call_1",
+        "ownerPid": os.getpid(),
+        "ownerStartTime": data["ownerStartTime"],
+        "pid": shell,
+        "pgid": shell,
+        "startTime": boot_ticks(shell),
+    }
+    gate.touch()
+    assert (await task).strip() == "[exit code 4]"
+    assert list(runs.iterdir()) == []  # gone once the tool returns
 
 
 def test_side_effects_follow_the_classifier() -> None:

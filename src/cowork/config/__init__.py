@@ -8,6 +8,7 @@ from ._model import (
     CommandsConfig,
     CoworkConfig,
     CredentialsConfig,
+    EnvironmentConfig,
     LocalModelsConfig,
     McpConfig,
     PermissionsConfig,
@@ -21,8 +22,10 @@ from ._model import (
     WebConfig,
 )
 from ._paths import CoworkPaths, resolve_home
+from ._trust import WORKSPACE_KEYS, WorkspaceTrust, workspace_may_set
 
 __all__ = [
+    "WORKSPACE_KEYS",
     "AgentConfig",
     "BashConfig",
     "BudgetsConfig",
@@ -32,6 +35,7 @@ __all__ = [
     "CoworkConfig",
     "CoworkPaths",
     "CredentialsConfig",
+    "EnvironmentConfig",
     "LoadedConfig",
     "LocalModelsConfig",
     "McpConfig",
@@ -44,6 +48,8 @@ __all__ = [
     "ServerConfig",
     "ToolsConfig",
     "WebConfig",
+    "WorkspaceTrust",
     "load_config",
     "resolve_home",
+    "workspace_may_set",
 ]

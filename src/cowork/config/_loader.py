@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from ._model import CoworkConfig
 from ._paths import CoworkPaths, resolve_home
+from ._trust import TIGHTENING_LISTS, WorkspaceTrust, workspace_may_set
 
 __all__ = ["ConfigError", "LoadedConfig", "load_config"]
 
@@ -47,6 +48,21 @@ class LoadedConfig:
     workspace: Path
     sources: dict[str, str] = field(default_factory=dict)
     """Dotted key → where its value came from (a file path or an environment variable)."""
+    trusted: bool = False
+    """Whether the user trusts this workspace (its config may then set any key)."""
+    ignored: tuple[str, ...] = ()
+    """Keys of the workspace's config that were ignored because the workspace is not trusted."""
+
+    def warnings(self) -> list[str]:
+        """What the user should be told about how their configuration was read."""
+        if not self.ignored:
+            return []
+        keys = ", ".join(self.ignored)
+        return [
+            f"Ignored in {self.workspace / '.cowork' / 'config.toml'} (this workspace is not trusted, and these "
+            f"settings could lower security): {keys}. Put them in {self.paths.config_file}, or trust the workspace "
+            "(/mcp trust in the REPL, or mcp/trust) and restart the server."
+        ]
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -81,6 +97,45 @@ def _leaf_keys(value: dict[str, Any], prefix: str) -> list[str]:
         if isinstance(sub, dict):
             keys += _leaf_keys(sub, f"{prefix}{key}.")
     return keys
+
+
+def _split_untrusted(layer: dict[str, Any], prefix: str = "") -> tuple[dict[str, Any], list[str]]:
+    """The part of an untrusted workspace's config that may apply, and the dotted keys that may not."""
+    kept: dict[str, Any] = {}
+    ignored: list[str] = []
+    for key, value in layer.items():
+        dotted = f"{prefix}{key}"
+        if workspace_may_set(dotted):
+            kept[key] = value
+        elif isinstance(value, dict):
+            sub, dropped = _split_untrusted(value, f"{dotted}.")
+            if sub:
+                kept[key] = sub
+            ignored += dropped
+        else:
+            ignored.append(dotted)
+    return kept, ignored
+
+
+def _lookup(tree: dict[str, Any], dotted: str) -> Any:
+    node: Any = tree
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def _tighten(layer: dict[str, Any], merged: dict[str, Any]) -> None:
+    """Make the workspace's deny lists add to the user's instead of replacing them."""
+    for dotted in TIGHTENING_LISTS:
+        ours, theirs = _lookup(layer, dotted), _lookup(merged, dotted)
+        if isinstance(ours, list) and isinstance(theirs, list):
+            *parents, last = dotted.split(".")
+            node = layer
+            for part in parents:
+                node = node[part]
+            node[last] = [*theirs, *(item for item in ours if item not in theirs)]
 
 
 def _env_layer(env: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
@@ -142,8 +197,14 @@ def load_config(
     merged: dict[str, Any] = {}
     sources: dict[str, str] = {}
     workspace_file = workspace / ".cowork" / "config.toml"
-    for path in (paths.config_file, workspace_file):
-        _merge(merged, _read_toml(path), str(path), sources)
+    _merge(merged, _read_toml(paths.config_file), str(paths.config_file), sources)
+    trusted = WorkspaceTrust(paths.home).is_trusted(workspace)
+    layer = _read_toml(workspace_file)
+    ignored: list[str] = []
+    if not trusted:
+        layer, ignored = _split_untrusted(layer)
+    _tighten(layer, merged)
+    _merge(merged, layer, str(workspace_file), sources)
     env_layer, env_names = _env_layer(env)
     _merge(merged, env_layer, "environment", sources)
     for key, var in env_names.items():
@@ -158,4 +219,6 @@ def load_config(
             source, key = _source_for(err["loc"], sources)
             problems.append(ConfigProblem(source, key, _describe(err)))
         raise ConfigError(problems) from None
-    return LoadedConfig(config=config, paths=paths, workspace=workspace, sources=sources)
+    return LoadedConfig(
+        config=config, paths=paths, workspace=workspace, sources=sources, trusted=trusted, ignored=tuple(ignored)
+    )

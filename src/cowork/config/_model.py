@@ -13,6 +13,7 @@ __all__ = [
     "CommandsConfig",
     "CoworkConfig",
     "CredentialsConfig",
+    "EnvironmentConfig",
     "LocalModelsConfig",
     "McpConfig",
     "PermissionsConfig",
@@ -135,6 +136,17 @@ class SandboxConfig(_Section):
     extra_writable: list[str] = Field(default_factory=list, description="More folders bash may write to.")
 
 
+class EnvironmentConfig(_Section):
+    allow: list[str] = Field(
+        default_factory=list,
+        description='Variables (names or globs, e.g. "JAVA_HOME", "NODE_*") passed from the server\'s environment to '
+        "shell commands and stdio MCP servers, beyond the built-in minimal set (PATH, HOME, LANG, TERM, TZ, ...).",
+    )
+    set: dict[str, str] = Field(
+        default_factory=dict, description="Variables given to shell commands and stdio MCP servers with these values."
+    )
+
+
 class CommandsConfig(_Section):
     allow: list[str] = Field(
         default_factory=list,
@@ -164,6 +176,7 @@ class ToolsConfig(_Section):
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     commands: CommandsConfig = Field(default_factory=CommandsConfig)
+    environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)
     approval_mode: Literal["manual", "auto-run"] = Field(
         default="manual",
         description="manual: risky calls ask; auto-run: they run (dangerous ones, and risky shell commands without "

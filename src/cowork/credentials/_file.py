@@ -32,6 +32,8 @@ def locked(folder: Path) -> Iterator[None]:
         try:
             _private_folder(folder)
             fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            if os.fstat(fd).st_mode & 0o777 != 0o600:
+                os.fchmod(fd, 0o600)  # a umask such as 0277 leaves it read-only: the next writer could not open it
         except OSError as e:
             raise CredentialError(f"Could not lock {folder}: {e.strerror}") from e
         try:
@@ -77,6 +79,7 @@ def write_document(path: Path, key: str, value: dict[str, str] | list[str]) -> N
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         try:
+            os.fchmod(fd, 0o600)  # exactly 0600: a process umask such as 0277 would leave it read-only
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
                 f.flush()
@@ -95,6 +98,8 @@ def _private_folder(folder: Path) -> None:
     mode = folder.stat().st_mode & 0o777
     if mode & 0o077:
         log.warning("%s had mode %o; tightened to 0700.", folder, mode)
+    if mode != 0o700:
+        # Also when a umask such as 0277 took bits from a folder just created: this user must be able to write here.
         os.chmod(folder, 0o700)
 
 

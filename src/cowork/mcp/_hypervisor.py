@@ -15,7 +15,7 @@ from typing import Any
 import anyio.to_thread
 import mcp_types
 
-from cowork.config import McpConfig
+from cowork.config import EnvironmentConfig, McpConfig, WorkspaceTrust
 from cowork.policy import ServerPolicy
 from cowork.protocol import (
     ErrorCode,
@@ -75,8 +75,11 @@ class McpHypervisor:
         notices: Notices,
         auth_provider: AuthProvider | None = None,
         secret: SecretLookup | None = None,
+        environment: EnvironmentConfig | None = None,
     ) -> None:
         self._db = db
+        self._environment = environment
+        """`tools.environment`: what stdio servers get of Cowork's environment."""
         self._secret = secret
         self._home = home
         self._workspace = workspace.resolve()
@@ -87,6 +90,8 @@ class McpHypervisor:
         self.lock_dir = home / "run" / "mcp"
         self._servers: dict[str, McpServer] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._trust = WorkspaceTrust(home)
+        """Trusted workspaces (one list with the configuration's, see `cowork.config.WorkspaceTrust`)."""
         self._trusted: set[str] = set()
         self.config_errors: list[str] = []
         self.swept: list[int] = []
@@ -117,8 +122,7 @@ class McpHypervisor:
             [ServerConfig.from_row(r) for r in stored_rows], layers[0], layers[1], _config.BUILTIN_SERVERS()
         )
         now = datetime.now(UTC)
-        trusted = await self._db.read(lambda c: repos.settings.all_values(c, prefix="mcp.trusted_workspace:"))
-        self._trusted = {key.split(":", 1)[1] for key, value in trusted.items() if value}
+        self._trusted = await self._load_trust()
 
         def save(conn: Any) -> None:
             for name in stale:
@@ -168,7 +172,22 @@ class McpHypervisor:
             auth_provider=self.auth_provider,
             secret=self._secret,
             cached_tools=cached,
+            environment=self._environment,
         )
+
+    async def _load_trust(self) -> set[str]:
+        """The trusted workspaces; those an older Cowork kept in the database move to the user's trust file."""
+        legacy = await self._db.read(lambda c: repos.settings.all_values(c, prefix="mcp.trusted_workspace:"))
+        moved = [Path(key.split(":", 1)[1]) for key, value in legacy.items() if value]
+        if moved:
+            await anyio.to_thread.run_sync(lambda: self._trust.add(*moved))
+
+            def forget(conn: Any) -> None:
+                for path in moved:
+                    repos.settings.delete(conn, trust_key(path))
+
+            await self._db.write(forget)
+        return await anyio.to_thread.run_sync(self._trust.all)
 
     def _untrusted(self, config: ServerConfig) -> bool:
         return (
@@ -190,7 +209,7 @@ class McpHypervisor:
             server.set_status(
                 McpStatus.UNTRUSTED,
                 f"Defined by the workspace {config.workspace}, which is not trusted yet: stdio servers from a "
-                "workspace's .cowork/mcp-servers.json run only after you trust it (mcp/trust, `cowork mcp trust`).",
+                "workspace's .cowork/mcp-servers.json run only after you trust it (`/mcp trust` in the REPL, mcp/trust).",
             )
         elif not config.auto_start:
             server.set_status(McpStatus.STOPPED, "autoStart is off: it starts on first use.")
@@ -411,8 +430,7 @@ class McpHypervisor:
                 ErrorCode.WORKSPACE_NOT_FOUND, f"No such workspace directory: {workspace}", source=ErrorSource.SERVER
             )
         path = found
-        now = datetime.now(UTC)
-        await self._db.write(lambda c: repos.settings.put(c, trust_key(path), True, now=now))
+        await anyio.to_thread.run_sync(lambda: self._trust.add(path))
         self._trusted.add(str(path))
         for server in self._servers.values():
             if server.status is McpStatus.UNTRUSTED and not self._untrusted(server.config):
@@ -446,6 +464,7 @@ class McpHypervisor:
             on_change=lambda _s: None,
             on_tools=_no_tools,
             auth_provider=self.auth_provider,
+            environment=self._environment,
         )
         started = time.monotonic()
         try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
@@ -26,9 +27,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from cowork.backoff import backoff_delay
-from cowork.config import McpConfig
+from cowork.config import EnvironmentConfig, McpConfig
 from cowork.machines import InvalidTransition, StateMachine
 from cowork.protocol import McpStatus
+from cowork.sandbox import command_environment
 from mcp import ClientSession
 
 from ._config import ServerConfig
@@ -122,8 +124,11 @@ class McpServer:
         auth_provider: AuthProvider | None = None,
         secret: SecretLookup | None = None,
         cached_tools: list[mcp_types.Tool] | None = None,
+        environment: EnvironmentConfig | None = None,
     ) -> None:
         self.config = config
+        self._environment = environment if environment is not None else EnvironmentConfig()
+        """`tools.environment`: which of Cowork's variables a stdio server gets (the server's own `env` is added)."""
         self._secret = secret
         self.settings = settings
         self.status = McpStatus.STOPPED
@@ -374,7 +379,9 @@ class McpServer:
                     name=config.name,
                     command=config.command,
                     args=list(config.args),
-                    env=await self._expand(config.env),
+                    # The allow-listed environment, never Cowork's own (its keys and the user's secrets), plus
+                    # what the server's config sets: that comes from the user or an install the user approved.
+                    env=command_environment(self._environment, os.environ) | await self._expand(config.env),
                     cwd=config.cwd or config.workspace,
                     lock_dir=self._lock_dir,
                     grace=self.settings.stop_grace_seconds,

@@ -11,18 +11,32 @@ from ._approval import (
     decide,
 )
 from ._braces import BraceError, class_end, expand_braces
-from ._commands import Classification, Verdict, classify
+from ._commands import Classification, CommandPaths, Verdict, classify
 from ._overrides import ToolCatalog, ToolPolicies
 from ._paths import DEFAULT_DENY, PathDenied, PathPolicy
+from ._places import (
+    GIT_EXECUTABLE_CONFIG,
+    PROTECTED_IN_WORKSPACE,
+    SENSITIVE_IN_HOME,
+    SENSITIVE_SYSTEM,
+    Places,
+    git_key_executes,
+)
 
 __all__ = [
     "DEFAULT_DENY",
+    "GIT_EXECUTABLE_CONFIG",
+    "PROTECTED_IN_WORKSPACE",
+    "SENSITIVE_IN_HOME",
+    "SENSITIVE_SYSTEM",
     "ApprovalMode",
     "BraceError",
     "CallFacts",
     "Classification",
+    "CommandPaths",
     "PathDenied",
     "PathPolicy",
+    "Places",
     "PolicyContext",
     "PolicyDecision",
     "ServerPolicy",
@@ -34,4 +48,5 @@ __all__ = [
     "classify",
     "decide",
     "expand_braces",
+    "git_key_executes",
 ]

@@ -2,8 +2,9 @@
 
 Phases, in order (the first that decides wins):
 
-1. security: a dangerous shell command, a tool whose name says it deletes, sends or pays, or a command that
-   needs the network while the session's network is off → ask;
+1. security: a dangerous shell command, a write to a protected workspace file (`.git/config`, `.cowork/`,
+   `.envrc`…), a tool whose name says it deletes, sends or pays, or a command that needs the network while the
+   session's network is off → ask;
 2. a per-tool override of `always` → ask;
 3. running inside an automation → run;
 4. an MCP server's policy (`manual` → ask, `allow-list` → listed tools run, `auto-run` → run);
@@ -89,6 +90,8 @@ class CallFacts:
     command: Classification | None = None
     mcp_server: str | None = None
     needs_network: bool = False
+    protected: str | None = None
+    """Why a path this call writes is protected (`.git/config`, `.cowork/`, `.envrc`…), if one is."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,8 @@ def _base_name(tool: str) -> str:
 def _security(facts: CallFacts, ctx: PolicyContext) -> str | None:
     if facts.command is not None and facts.command.verdict == "dangerous":
         return f"Dangerous command ({facts.command.reason}): {facts.command.detail}"
+    if facts.protected is not None:
+        return f"It writes a protected file: {facts.protected}."
     name = _base_name(facts.tool).lower()
     if any(fnmatch.fnmatchcase(name, pattern) for pattern in SECURITY_NAME_PATTERNS):
         return f"{facts.tool} may delete, send or pay for something; it always asks."

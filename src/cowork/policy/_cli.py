@@ -4,6 +4,10 @@
 `cowork policy check -` reads one command per line from standard input and prints one JSON line for each
 non-empty line. `--allow PATTERN` and `--deny PATTERN` (repeatable) add to the `[tools.commands]` patterns of
 the configuration (COWORK_HOME's config.toml, the current folder's `.cowork/config.toml`, `COWORK_*`).
+Paths are judged as the runtime judges them: the current folder is the workspace, the configured extra roots
+(`[tools.permissions]` `extra_read_roots`/`extra_write_roots`, `[tools.sandbox]` `extra_writable`) are allowed,
+and the sensitive places are the current user's and COWORK_HOME's; the reason and detail name a path that
+decided the verdict (`sensitive_path`, `protected_path`, `outside_workspace`, `git_executes`).
 The exit code is 0 whatever the verdicts; 2 for bad usage or an unusable configuration.
 """
 
@@ -13,10 +17,11 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
-from cowork.config import ConfigError, load_config
+from cowork.config import ConfigError, load_config, resolve_home
 
-from ._commands import classify
+from ._commands import CommandPaths, classify
 
 __all__ = ["main"]
 
@@ -39,13 +44,17 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _configured_patterns() -> tuple[list[str], list[str]]:
-    commands = load_config().config.tools.commands
-    return list(commands.allow), list(commands.deny)
+def _configured() -> tuple[list[str], list[str], CommandPaths]:
+    """The configured patterns, and the paths of a command run here: this folder is the workspace."""
+    tools = load_config().config.tools
+    permissions = tools.permissions
+    roots = [*permissions.extra_read_roots, *permissions.extra_write_roots, *tools.sandbox.extra_writable]
+    paths = CommandPaths.build(Path.cwd(), cowork_home=resolve_home(), roots=roots)
+    return list(tools.commands.allow), list(tools.commands.deny), paths
 
 
-def _line(command: str, allow: Sequence[str], deny: Sequence[str]) -> str:
-    result = classify(command, allow=allow, deny=deny)
+def _line(command: str, allow: Sequence[str], deny: Sequence[str], paths: CommandPaths) -> str:
+    result = classify(command, allow=allow, deny=deny, paths=paths)
     return json.dumps(
         {
             "command": command,
@@ -64,17 +73,17 @@ def main(argv: list[str]) -> int:
     except SystemExit as exc:  # argparse has printed the usage or the help
         return exc.code if isinstance(exc.code, int) else 2
     try:
-        allow, deny = _configured_patterns()
+        allow, deny, paths = _configured()
     except ConfigError as exc:
         print(f"cowork policy: {exc}", file=sys.stderr)
         return 2
     allow += args.allow
     deny += args.deny
     if args.command != "-":
-        print(_line(args.command, allow, deny))
+        print(_line(args.command, allow, deny, paths))
         return 0
     for raw in sys.stdin:
         command = raw.rstrip("\r\n")
         if command.strip():
-            print(_line(command, allow, deny), flush=True)
+            print(_line(command, allow, deny, paths), flush=True)
     return 0

@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ._places import git_key_executes
+
 __all__ = [
     "COMMAND_VARIABLES",
     "NETWORK_FETCHERS",
@@ -32,9 +34,11 @@ __all__ = [
     "Unwrapped",
     "Verdict",
     "command_name",
+    "git_environment",
     "has_rule",
     "judge",
     "literal_output",
+    "operands_and_values",
     "unwrap",
     "write_target",
 ]
@@ -166,6 +170,14 @@ def _options(
                 opts.operands.extend(args[i:])
                 break
     return opts
+
+
+def operands_and_values(
+    args: Sequence[Arg], *, value: str = "", long_value: Iterable[str] = ()
+) -> tuple[list[Arg], dict[str, list[str]]]:
+    """The operands of `args[1:]` and the values of its options, parsed getopt-style as the rules do."""
+    opts = _options(args, value=value, long_value=long_value)
+    return opts.operands, opts.values
 
 
 def _short_cluster(text: str, args: Sequence[Arg], i: int, value: str, optional: str, opts: _Options) -> int:
@@ -1095,20 +1107,41 @@ _GIT_CHANGE = frozenset(
 
 
 def _git(name: str, args: Sequence[Arg], ctx: Context) -> list[Outcome]:
-    runs: list[Outcome] = []
-    for i, a in enumerate(args[:-1]):
-        key, _, value = args[i + 1].text.partition("=")
-        if a.text == "-c" and (key.lower() in _GIT_COMMAND_SETTINGS or (key.startswith("alias.") and value[:1] == "!")):
-            runs.append(Script(value.removeprefix("!")))
-    if runs:
-        return [_review("runs_code", "git -c sets a command for git to run."), *runs, *_git_subcommand(args, ctx)]
-    return _git_subcommand(args, ctx)
+    out: list[Outcome] = []
+    for i, a in enumerate(args):
+        following = args[i + 1].text if i + 1 < len(args) else ""
+        if a.text == "-c" and following:
+            key, eq, value = following.partition("=")
+            known: str | None = value if eq else ""
+        elif a.text == "--config-env" and following:
+            key, known = following.partition("=")[0], None
+        elif a.text.startswith("--config-env="):
+            key, known = a.text.removeprefix("--config-env=").partition("=")[0], None
+        else:
+            continue
+        if key.lower() in _GIT_COMMAND_SETTINGS or (key.lower().startswith("alias.") and (known or "")[:1] == "!"):
+            out.append(Script((known or "").removeprefix("!")))
+        if _git_runs(key, known):
+            detail = f"git {a.text.partition('=')[0]} sets {key}, a setting whose value git runs as a program."
+            out.append(_danger("git_executes", detail))
+    return [*out, *_git_subcommand(args, ctx)]
 
 
 _GIT_COMMAND_SETTINGS = frozenset(
     {"core.pager", "core.editor", "core.sshcommand", "core.fsmonitor", "core.hookspath", "diff.external",
      "sequence.editor", "credential.helper", "core.askpass", "gpg.program", "uploadpack.packobjectshook"}
 )  # fmt: skip
+"""Settings whose value is shell text git runs (judged as a command in its own right)."""
+_PLAIN_PAGERS = frozenset({"", "cat", "less", "more", "less -R", "less -FRX", "true", ":"})
+
+
+def _git_runs(key: str, value: str | None) -> bool:
+    """Whether setting `key` to `value` (None: unknown) makes git run a program; a plain pager or editor does not."""
+    lowered = key.lower()
+    plain = lowered in ("core.pager", "core.editor", "sequence.editor") or lowered.startswith("pager.")
+    if plain and value is not None and value.strip() in _PLAIN_PAGERS:
+        return False
+    return git_key_executes(key, value)
 
 
 def _git_subcommand(args: Sequence[Arg], ctx: Context) -> list[Outcome]:
@@ -1234,12 +1267,67 @@ def _git_listing(read_subs: frozenset[str], what: str) -> Callable[[str, Sequenc
     return rule
 
 
+def git_environment(assignments: Iterable[str]) -> Finding | None:
+    """A `git_executes` finding when `NAME=value` words set a git setting that runs a program through the
+    environment (`GIT_CONFIG_KEY_<n>`/`GIT_CONFIG_VALUE_<n>`, `GIT_CONFIG_PARAMETERS`)."""
+    keys: dict[str, str] = {}
+    values: dict[str, str] = {}
+    pairs: list[tuple[str, str | None]] = []
+    for text in assignments:
+        name, eq, value = text.partition("=")
+        if not eq:
+            continue
+        if name.startswith("GIT_CONFIG_KEY_"):
+            keys[name.removeprefix("GIT_CONFIG_KEY_")] = value
+        elif name.startswith("GIT_CONFIG_VALUE_"):
+            values[name.removeprefix("GIT_CONFIG_VALUE_")] = value
+        elif name == "GIT_CONFIG_PARAMETERS":
+            try:
+                words = shlex.split(value)
+            except ValueError:
+                words = value.split()
+            pairs += [(key, val if sep else None) for key, sep, val in (w.partition("=") for w in words)]
+    pairs += [(key, values.get(n)) for n, key in keys.items()]
+    for key, setting in pairs:
+        if _git_runs(key.strip(), setting):
+            detail = f"The environment sets the git setting {key.strip()}, which makes git run a program."
+            return _danger("git_executes", detail)
+    return None
+
+
+_GIT_CONFIG_READS = (
+    "get", "get-all", "get-regexp", "get-urlmatch", "get-color", "get-colorbool", "list", "l", "show-origin",
+    "show-scope",
+)  # fmt: skip
+_GIT_CONFIG_REMOVES = ("unset", "unset-all", "rename-section", "remove-section")
+_GIT_CONFIG_MODES = frozenset({"get", "set", "list", "edit", "get-color", "get-colorbool", *_GIT_CONFIG_REMOVES})
+"""The subcommands of `git config` in git 2.46 and later (`git config set KEY VALUE`)."""
+
+
 def _git_config(sub: str, args: Sequence[Arg], ctx: Context) -> list[Outcome]:
-    opts = _options(args, value="f", long_value={"file", "blob", "type", "default"})
-    reads = opts.has("get", "get-all", "get-regexp", "get-urlmatch", "list", "l", "show-origin", "show-scope")
-    if reads or len(opts.operands) == 1 or (opts.operands[:1] and opts.operands[0].text in ("get", "list")):
+    opts = _options(args, value="ft", long_value={"file", "blob", "type", "default", "comment", "value", "url"})
+    operands = _texts(opts.operands)
+    mode = operands[0] if operands and operands[0] in _GIT_CONFIG_MODES else None
+    if opts.has("e", "edit") or mode == "edit":
+        detail = "git config --edit opens the settings in an editor, where any setting (hooks, a pager) can be set."
+        return [_danger("git_executes", detail)]
+    if opts.has(*_GIT_CONFIG_REMOVES) or mode in _GIT_CONFIG_REMOVES:
+        return [_review("vcs_change", "git config removes settings.")]
+    if opts.has(*_GIT_CONFIG_READS) or mode in ("get", "list", "get-color", "get-colorbool"):
         return [_safe("read_only", "git config only reads settings.")]
-    return [_review("vcs_change", "git config changes settings.")]
+    if mode == "set":
+        operands = operands[1:]
+    if len(operands) < 2:
+        return (
+            [_safe("read_only", "git config only reads settings.")]
+            if operands
+            else [_review("vcs_change", "git config changes settings.")]
+        )
+    key, value = operands[0], operands[1]
+    if _git_runs(key, value):
+        detail = f"git config sets {key}, a setting whose value git runs as a program (or that changes what it runs)."
+        return [_danger("git_executes", detail)]
+    return [_review("vcs_change", f"git config sets {key}.")]
 
 
 _GIT_RULES: dict[str, Callable[[str, Sequence[Arg], Context], list[Outcome]]] = {

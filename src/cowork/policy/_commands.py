@@ -17,6 +17,18 @@ redirections (onto devices, system files, shell profiles), shell text run by oth
 (`'r'm`, `r\\m`, `\\rm`) are undone by the parser. A command word that is an expansion is resolved when it can be
 (`X=rm; $X`, `$(echo rm)`, `$'\\x72m'`, `{rm,-rf,/}`) and is otherwise at least `review`.
 
+Paths (`_command_paths`). The file arguments of every simple command (after its wrappers) and every redirection
+target are resolved against the workspace (`~`, `$HOME`, `..`, the folder a `cd` moved to) and judged:
+a credential location (`~/.ssh`, `~/.aws`, Cowork's home, `/etc/shadow`, `/proc/<any>/environ` …, also through
+a glob or an expansion, or a recursive reader given a folder holding one) is `dangerous` (`sensitive_path`); a
+write to a file programs run outside the sandbox (`.git/hooks`, `.git/config`, `.envrc`, `.vscode`, `.cowork` …)
+is `dangerous` (`protected_path`); any other path outside the workspace and the configured roots, and a `cd`
+out of it, is `review` (`outside_workspace`), except reads of `/dev/null`, `/dev/std*`, `/dev/tty`,
+`/usr/share/dict`, `/etc/os-release`, `/proc/cpuinfo`, `/proc/meminfo`. Git settings that make git run a program
+(`git config core.fsmonitor …`, `git -c core.sshCommand=…`, `git config --edit`, `GIT_CONFIG_KEY_<n>` in the
+environment) are `dangerous` (`git_executes`). Without `paths` the workspace is unknown: only credential places
+(of the current user and COWORK_HOME), protected files named relatively, and git settings are judged.
+
 Wrappers. `sudo`, `doas`, `run0`, `pkexec`, `chroot`, `env`, `command`, `builtin`, `exec`, `nice`, `nohup`,
 `time`, `timeout`, `stdbuf`, `ionice`, `chrt`, `taskset`, `setsid`, `unbuffer`, `busybox` and the project runners
 `uv run`, `poetry run`, `pipenv run`, `pdm run`, `hatch run`, `rye run`, `bundle exec`, `conda run` are seen
@@ -59,7 +71,10 @@ from bashlex import state as _bashlex_state
 from bashlex import subst as _bashlex_subst
 from bashlex import tokenizer as _bashlex_tokenizer
 
+from cowork.config import resolve_home
+
 from ._braces import BraceError, expand_braces
+from ._command_paths import CommandPaths, PathJudge
 from ._command_rules import (
     COMMAND_VARIABLES,
     NETWORK_FETCHERS,
@@ -71,6 +86,7 @@ from ._command_rules import (
     Stdin,
     Verdict,
     command_name,
+    git_environment,
     has_rule,
     judge,
     literal_output,
@@ -78,13 +94,14 @@ from ._command_rules import (
     write_target,
 )
 
-__all__ = ["Classification", "Verdict", "classify"]
+__all__ = ["Classification", "CommandPaths", "Verdict", "classify"]
 
 _MAX_CHARS = 50_000
 """Longer shell text is not parsed (`review`): a command the user must read anyway, and parsing time is bounded."""
 _MAX_DEPTH = 8
 """Shell text nested in shell text (`bash -c "eval 'sh -c …'"`) deeper than this is not read: `review`."""
 _WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
+_SETS_ENVIRONMENT = frozenset({"env", "export", "declare", "typeset", "local", "readonly", "sudo"})
 
 
 @dataclass(frozen=True)
@@ -97,9 +114,25 @@ class Classification:
     fragment: str
 
 
-def classify(command: str, *, allow: Sequence[str] = (), deny: Sequence[str] = ()) -> Classification:
-    """Classify a shell command as safe, review or dangerous; `allow`/`deny` are the configured patterns."""
-    analysis = _Analysis(allow, deny)
+def classify(
+    command: str, *, allow: Sequence[str] = (), deny: Sequence[str] = (), paths: CommandPaths | None = None
+) -> Classification:
+    """Classify a shell command as safe, review or dangerous.
+
+    Args:
+        command: The shell text.
+        allow: The configured `allow` patterns.
+        deny: The configured `deny` patterns.
+        paths: Where the command runs (workspace, configured roots, sensitive places). None: the workspace is not
+            known; sensitive places are those of the current user and Cowork home (`COWORK_HOME` or `~/.cowork`),
+            and nothing is judged outside the workspace.
+
+    Returns:
+        The worst verdict over every command in `command`, with its reason and the part that decided it.
+    """
+    if paths is None:
+        paths = CommandPaths.build(None, cowork_home=resolve_home())
+    analysis = _Analysis(allow, deny, PathJudge(paths))
     analysis.script(command, _Where(), depth=0)
     if analysis.result is None:
         return Classification("safe", "empty", "The command runs nothing.", "")
@@ -334,9 +367,10 @@ class _Where:
 class _Analysis:
     """The worst finding over every simple command, and the configured patterns."""
 
-    def __init__(self, allow: Sequence[str], deny: Sequence[str]) -> None:
+    def __init__(self, allow: Sequence[str], deny: Sequence[str], paths: PathJudge) -> None:
         self.allow = tuple(" ".join(p.split()) for p in allow if p.strip())
         self.deny = tuple(" ".join(p.split()) for p in deny if p.strip())
+        self.paths = paths
         self.result: Classification | None = None
 
     def record(self, verdict: Verdict, reason: str, detail: str, fragment: str) -> None:
@@ -453,6 +487,10 @@ class _Walker:
             name, _, value = assignment.word.partition("=")
             if name in COMMAND_VARIABLES and value.strip():
                 self.analysis.script(value, _Where(), self.depth + 1)  # GIT_PAGER='…' git log
+        exported = words and command_name(words[0].word) in _SETS_ENVIRONMENT
+        git_settings = git_environment([p.word for p in (*assignments, *(words if exported else ()))])
+        if git_settings is not None:
+            self.analysis.finding(git_settings, self.source(node))
         for word in words[1:]:
             self.forget(word.word)  # export NAME=…, read NAME, unset NAME …
         for redirect in redirects:
@@ -575,13 +613,19 @@ class _Walker:
         if not hasattr(target, "kind"):
             return  # a file descriptor (2>&1)
         self.word(target)
-        if node.type in _WRITES:
+        if node.type in _WRITES or node.type == "<":
             if _substitutions(target) and target.word.startswith((">(", "<(")):
                 return  # process substitution, walked above
             if node.type == ">&" and (target.word == "-" or target.word.isdigit()):
                 return
-            finding = write_target(target.word, append=node.type in (">>", "&>>"), what="The redirection")
-            self.analysis.finding(finding, self.source(node))
+            if node.type in _WRITES:
+                finding = write_target(target.word, append=node.type in (">>", "&>>"), what="The redirection")
+                self.analysis.finding(finding, self.source(node))
+            resolved = self.resolved(target, command=False)
+            if len(resolved) == 1:
+                placed = self.analysis.paths.redirect(resolved[0], write=node.type in _WRITES)
+                if placed is not None:
+                    self.analysis.finding(placed, self.source(node))
         elif node.type in ("<<", "<<-"):
             body, quoted = self.here_document(node)
             if not quoted and ("$(" in body or "`" in body):
@@ -647,6 +691,8 @@ class _Walker:
                 self.simple(outcome.args, _Where(bulk=outcome.bulk), nested)
             else:
                 analysis.script(outcome.text, _Where(bulk=outcome.bulk), self.depth + 1)
+        for finding in analysis.paths.command(unwrapped.core):
+            self.emit(finding, allowed, fragment)
 
     def emit(self, finding: Finding, allowed: str | None, fragment: str) -> None:
         if allowed is not None and finding.verdict != "dangerous":

@@ -13,26 +13,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ._places import SENSITIVE_IN_HOME, SENSITIVE_SYSTEM
+
 __all__ = ["DEFAULT_DENY", "PathDenied", "PathPolicy"]
 
 DEFAULT_DENY: tuple[str, ...] = (
-    "~/.ssh",
-    "~/.gnupg",
-    "~/.aws",
-    "~/.azure",
-    "~/.kube",
-    "~/.config/gcloud",
-    "~/.config/gh",
-    "~/.docker/config.json",
-    "~/.netrc",
-    "~/.git-credentials",
-    "~/.password-store",
-    "~/.local/share/keyrings",
-    "~/.pypirc",
-    "~/.npmrc",
-    "/etc/shadow",
-    "/etc/gshadow",
-    "/etc/sudoers",
+    *(f"~/{rel}" for rel in SENSITIVE_IN_HOME),
+    *(p for p in SENSITIVE_SYSTEM if "*" not in p),
 )
 """Credential stores no tool may touch. Cowork's own `auth/` and database are added from `COWORK_HOME`."""
 
@@ -46,13 +33,15 @@ class PathDenied(Exception):
 
 
 def _resolve(raw: str | Path, base: Path) -> Path:
+    if "\0" in str(raw):
+        raise PathDenied(f"{str(raw)!r} contains a NUL byte, which no file name can hold.")
     path = Path(raw).expanduser()
     if not path.is_absolute():
         path = base / path
     # strict=False: a file about to be written need not exist; its existing ancestors are still resolved.
     try:
         return path.resolve(strict=False)
-    except (OSError, RuntimeError) as exc:  # unreadable link targets (/proc/1/root), symlink loops
+    except (OSError, RuntimeError, ValueError) as exc:  # unreadable link targets (/proc/1/root), symlink loops
         raise PathDenied(f"{raw!s} cannot be resolved safely: {exc}.") from None
 
 

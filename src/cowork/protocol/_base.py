@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-__all__ = ["Params", "WireModel"]
+__all__ = ["MAX_INT64", "Count", "OsText", "Params", "WireModel"]
+
+MAX_INT64 = 2**63 - 1
+"""The largest integer the stores (SQLite, PostgreSQL `bigint`) hold."""
+
+
+def _no_nul(value: str) -> str:
+    if "\0" in value:
+        raise ValueError("must not contain a NUL byte (no file name, argument or variable can hold one)")
+    return value
+
+
+OsText = Annotated[str, AfterValidator(_no_nul)]
+"""Text that reaches the operating system (a path, a command, an argument, an environment variable)."""
+
+Count = Annotated[int, Field(ge=0, le=MAX_INT64)]
+"""A non-negative integer that reaches the store (a sequence number, an offset)."""
 
 
 class WireModel(BaseModel):

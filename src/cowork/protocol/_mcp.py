@@ -8,7 +8,7 @@ from typing import Literal, TypeAlias
 
 from pydantic import Field
 
-from ._base import Params, WireModel
+from ._base import OsText, Params, WireModel
 
 __all__ = [
     "McpAddParams",
@@ -101,12 +101,12 @@ class McpUpdateParams(Params):
 
     name: str = _NAME_FIELD
     transport: McpTransport | None = None
-    command: str | None = None
-    args: list[str] | None = None
-    env: dict[str, str] | None = None
+    command: OsText | None = None
+    args: list[OsText] | None = None
+    env: dict[OsText, OsText] | None = None
     url: str | None = None
     headers: dict[str, str] | None = None
-    cwd: str | None = None
+    cwd: OsText | None = None
     enabled: bool | None = None
     auto_start: bool | None = None
     policy: McpPolicy | None = None
@@ -116,12 +116,12 @@ class McpUpdateParams(Params):
 class McpAddParams(Params):
     name: str = _NAME_FIELD
     transport: McpTransport
-    command: str | None = Field(default=None, description="stdio: the executable.")
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
+    command: OsText | None = Field(default=None, description="stdio: the executable.")
+    args: list[OsText] = Field(default_factory=list)
+    env: dict[OsText, OsText] = Field(default_factory=dict)
     url: str | None = Field(default=None, description="http / sse: the endpoint.")
     headers: dict[str, str] = Field(default_factory=dict)
-    cwd: str | None = None
+    cwd: OsText | None = None
     enabled: bool = True
     auto_start: bool = True
     policy: McpPolicy = "manual"
@@ -142,12 +142,12 @@ class McpValidateParams(Params):
 
     name: str
     transport: McpTransport | None = None
-    command: str | None = None
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
+    command: OsText | None = None
+    args: list[OsText] = Field(default_factory=list)
+    env: dict[OsText, OsText] = Field(default_factory=dict)
     url: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
-    cwd: str | None = None
+    cwd: OsText | None = None
 
 
 class McpValidateResult(WireModel):
@@ -159,7 +159,7 @@ class McpValidateResult(WireModel):
 
 
 class McpTrustParams(Params):
-    workspace: str | None = Field(default=None, description="Default: the server's workspace.")
+    workspace: OsText | None = Field(default=None, description="Default: the server's workspace.")
 
 
 class McpTrustResult(WireModel):

@@ -8,7 +8,7 @@ from typing import Any, Self
 
 from pydantic import Field, model_validator
 
-from ._base import Params, WireModel
+from ._base import OsText, Params, WireModel
 
 __all__ = [
     "INSTALL_STATES",
@@ -107,7 +107,7 @@ class McpInstallStartParams(Params):
         description="The server's manifest: name, description, transport, command/args or url, env, headers, "
         "dependencies, config (a JSON schema). See docs/mcp-install.md.",
     )
-    manifest_path: str | None = Field(
+    manifest_path: OsText | None = Field(
         default=None, min_length=1, max_length=4096, description="A manifest JSON file on the server's machine."
     )
     wait: bool = Field(

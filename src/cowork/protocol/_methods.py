@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ._base import Params, WireModel
+from ._base import Count, OsText, Params, WireModel
 from ._events import SessionEvent
 from ._mcp import (
     McpAddParams,
@@ -155,6 +155,11 @@ class PublicConfig(WireModel):
     provider: str | None = None
     model: str | None = None
     home: str
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="What the user should be told about the configuration, e.g. workspace settings ignored because "
+        "they could lower security and the workspace is not trusted.",
+    )
 
 
 class InitializeResult(WireModel):
@@ -201,7 +206,7 @@ class MessageInfo(WireModel):
 
 class SessionCreateParams(Params):
     title: str | None = Field(default=None, max_length=500)
-    workspace: str | None = Field(
+    workspace: OsText | None = Field(
         default=None, max_length=4096, description="Folder the agent works in; defaults to the server's workspace."
     )
     provider: str | None = Field(default=None, max_length=100)
@@ -212,7 +217,7 @@ class SessionCreateParams(Params):
 
 class SessionListParams(Params):
     limit: int = Field(default=50, ge=1, le=500)
-    offset: int = Field(default=0, ge=0)
+    offset: Count = 0
     query: str | None = Field(default=None, max_length=500, description="Only sessions whose title contains this.")
 
 
@@ -267,9 +272,8 @@ class SessionGetResult(WireModel):
 
 class SubscribeParams(Params):
     session_id: str = _ID
-    after_seq: int | None = Field(
+    after_seq: Count | None = Field(
         default=None,
-        ge=0,
         description="Also send every event after this seq before live ones (no gap, no duplicate). "
         "Omit to receive live events only.",
     )
@@ -370,7 +374,7 @@ class AgentCancelResult(WireModel):
 
 class EventsReplayParams(Params):
     session_id: str = _ID
-    after_seq: int = Field(default=0, ge=0)
+    after_seq: Count = 0
     limit: int = Field(default=1000, ge=1, le=10_000)
 
 

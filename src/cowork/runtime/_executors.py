@@ -14,7 +14,16 @@ import time
 from pathlib import Path
 from typing import assert_never
 
-from cowork.policy import CallFacts, PathPolicy, PolicyContext, PolicyDecision, classify
+from cowork.policy import (
+    CallFacts,
+    CommandPaths,
+    PathDenied,
+    PathPolicy,
+    Places,
+    PolicyContext,
+    PolicyDecision,
+    classify,
+)
 from cowork.policy import decide as decide_approval
 from cowork.prompts import gather_prompt_extras
 from cowork.protocol import ErrorCode, ErrorSource, LogLine, OperationStatus, ProtocolError, ToolCallStatus, ToolResult
@@ -97,7 +106,12 @@ class OperationRunner(ModelSteps, HumanSteps):
         declared = tool.facts(entry.arguments)
         command = None
         if declared.shell_command is not None:
-            command = classify(declared.shell_command, allow=config.commands.allow, deny=config.commands.deny)
+            permissions = config.permissions
+            roots = [*permissions.extra_read_roots, *permissions.extra_write_roots, *config.sandbox.extra_writable]
+            paths = CommandPaths.build(self.workspace, cowork_home=self.deps.home, roots=roots)
+            command = classify(
+                declared.shell_command, allow=config.commands.allow, deny=config.commands.deny, paths=paths
+            )
         flags = self.hooks.session_flags(self.state.session_id)
         facts = CallFacts(
             tool=entry.name,
@@ -107,6 +121,7 @@ class OperationRunner(ModelSteps, HumanSteps):
             command=command,
             needs_network=declared.needs_network,
             mcp_server=server[0] if (server := tool.server_policy()) else None,
+            protected=self._protected(declared.paths) if declared.side_effects else None,
         )
         context = PolicyContext(
             mode=config.approval_mode,
@@ -122,6 +137,18 @@ class OperationRunner(ModelSteps, HumanSteps):
         if decision.decision == "question" and self.state.parent_id is not None:
             return PolicyDecision("run", "a sub-agent cannot ask the user")  # the tool itself then says so
         return decision
+
+    def _protected(self, paths: tuple[str, ...]) -> str | None:
+        """Why one of the paths a call writes is a protected workspace file, if one is."""
+        for raw in paths:
+            try:
+                resolved = PathPolicy(self.workspace).resolve(raw)
+            except PathDenied:
+                continue  # the tool refuses it when it runs
+            reason = Places.protected(resolved, self.workspace.resolve())
+            if reason is not None:
+                return reason
+        return None
 
     def _bwrap(self, flags: SessionFlags) -> str | None:
         return None if flags.yolo else self.deps.bwrap

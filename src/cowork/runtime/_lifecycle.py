@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
 from datetime import UTC, datetime
 
@@ -17,6 +19,7 @@ from cowork.protocol import (
     ToolCallStatus,
     ToolInterrupted,
 )
+from cowork.sandbox import EarlierRun, recover_runs, runs_directory
 from cowork.sessions import SessionService
 from cowork.store import Connection, HumanRequestRow, OperationRow, ToolCallRow, repos
 
@@ -137,9 +140,14 @@ class Lifecycle:
 
     async def recover(self) -> int:
         """At start-up: operations that were running when the process died become `interrupted`, with an event;
-        their started tool calls become `interrupted` too."""
+        their started tool calls become `interrupted` too.
+
+        First, before anything can be offered for a re-run, the commands the dead process left running are stopped;
+        how each ended is kept in its call's `meta` (`earlierRun`) for the re-run prompt (`rerun_reason`).
+        """
         deps = self._ops.deps
         now = datetime.now(UTC)
+        earlier = await asyncio.to_thread(recover_runs, runs_directory(deps.home))
         stale = await deps.db.read(lambda conn: repos.operations.with_status(conn, [S.RUNNING]))
         for op in stale:
 
@@ -153,6 +161,7 @@ class Lifecycle:
                     error_message="The server stopped.",
                 )
                 repos.tool_calls.interrupt_started(conn, [op_id], now=now)
+                _note_earlier_runs(conn, op_id, earlier, now)
 
             await deps.journal.append(
                 op.session_id,
@@ -191,3 +200,15 @@ class Lifecycle:
         if op is None:
             raise operation_not_found(operation_id)
         return operation_info(op, calls, requests)
+
+
+def _note_earlier_runs(
+    conn: Connection, operation_id: str, earlier: dict[tuple[str, str], EarlierRun], now: datetime
+) -> None:
+    """Keep how each interrupted call's command ended in the call's `meta`, where the re-run prompt finds it."""
+    for row in repos.tool_calls.for_operation(conn, operation_id):
+        run = earlier.get((operation_id, row.tool_call_id))
+        if run is None or row.status != C.INTERRUPTED:
+            continue
+        meta = (json.loads(row.meta) if row.meta else {}) | {"earlierRun": run.to_meta()}
+        repos.tool_calls.update(conn, operation_id, row.tool_call_id, status=row.status, now=now, meta=json.dumps(meta))

@@ -35,6 +35,7 @@ __all__ = [
     "Wait",
     "decide",
     "estimate_tokens",
+    "rerun_reason",
 ]
 
 Decision = Literal["run", "ask", "question"]
@@ -167,7 +168,7 @@ def _tool_phase(state: OperationState, limits: Limits, policy: Policy) -> list[I
         elif call.status == ToolCallStatus.INTERRUPTED:
             if call.side_effects:
                 approve.append(call.tool_call_id)
-                reasons.append("It was running when Cowork stopped; running it again may repeat its effects.")
+                reasons.append(rerun_reason(call))
                 dangerous.append(False)  # `rerun` says what is special about it
             else:
                 run.append(call.tool_call_id)
@@ -187,6 +188,32 @@ def _tool_phase(state: OperationState, limits: Limits, policy: Policy) -> list[I
     if not out and running:
         return [AwaitRunning()]
     return out or [Wait()]
+
+
+def rerun_reason(call: LedgerEntry) -> str:
+    """Why an interrupted call with side effects is asked about again, saying how its earlier run ended when that
+    is known (recovery records it in the call's `meta` as `earlierRun`, see `cowork.sandbox.recover_runs`)."""
+    earlier = call.meta.get("earlierRun")
+    if not isinstance(earlier, dict):
+        earlier = {}
+    state, code = earlier.get("state"), earlier.get("exitCode")
+    if state == "finished":
+        status = f" (exit code {code})" if isinstance(code, int) else ""
+        return (
+            f"It finished{status} before Cowork stopped, but its result was not saved; running it again will "
+            "repeat its effects."
+        )
+    if state == "stopped":
+        return (
+            "It was still running when Cowork stopped and has been stopped; it may have done part of its work. "
+            "Running it again may repeat its effects."
+        )
+    if state == "running":
+        return (
+            "It was still running when Cowork stopped and could not be stopped: it may still be running. Running it "
+            "again may repeat its effects."
+        )
+    return "It was running when Cowork stopped; running it again may repeat its effects."
 
 
 def _stuck(state: OperationState, limits: Limits, to_run: list[LedgerEntry]) -> Pause | None:

@@ -1,10 +1,15 @@
 """Running shell commands confined: bubblewrap on Linux.
 
 Inside the sandbox the whole file system is read-only except the workspace, the output directory, configured
-extra folders and a private `/tmp`; `.git/hooks` and `.cowork/` inside the workspace stay read-only (a command
-must not plant a hook that runs later outside the sandbox); credential stores on the deny list are hidden;
+extra folders and a private `/tmp`; protected workspace files (`.git/config`, `.git/hooks`, `.cowork/`, `.envrc`,
+editor tasks… see `cowork.policy.PROTECTED_IN_WORKSPACE`) stay read-only, so a command cannot plant something
+that runs later outside the sandbox (`ProtectedSnapshot` covers what binds cannot); credential locations and
+Cowork's own home are masked (an empty folder or file in their place);
 the network is off unless the session allows it. Processes get their own PID namespace and die with the
 sandbox, so killing it leaves no survivors.
+
+Also here: the allow-listed environment every command and stdio MCP server gets (`_environment`), and the run
+records that let a restarted Cowork stop what a killed one left running (`_runs`).
 """
 
 from __future__ import annotations
@@ -15,7 +20,26 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["SYSTEM_BWRAP_PATHS", "SandboxSpec", "bwrap_command", "find_bwrap"]
+from cowork.policy import PROTECTED_IN_WORKSPACE
+
+from ._environment import MINIMAL_ENVIRONMENT, command_environment
+from ._protected import ProtectedSnapshot, git_config_executes
+from ._runs import CommandRun, EarlierRun, recover_runs, runs_directory
+
+__all__ = [
+    "MINIMAL_ENVIRONMENT",
+    "SYSTEM_BWRAP_PATHS",
+    "CommandRun",
+    "EarlierRun",
+    "ProtectedSnapshot",
+    "SandboxSpec",
+    "bwrap_command",
+    "command_environment",
+    "find_bwrap",
+    "git_config_executes",
+    "recover_runs",
+    "runs_directory",
+]
 
 SYSTEM_BWRAP_PATHS: tuple[str, ...] = ("/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap")
 """Only these (or a configured path): a `bwrap` earlier on PATH could be anything."""
@@ -59,9 +83,12 @@ def bwrap_command(bwrap: str, spec: SandboxSpec, argv: Sequence[str]) -> list[st
     # Writable binds come after the private /tmp, so a workspace under /tmp is still the real one.
     for path in _existing([workspace, *(p.resolve() for p in spec.writable)]):
         args += ["--bind", str(path), str(path)]
-    for protected in _existing([workspace / ".git" / "hooks", workspace / ".cowork"]):
-        args += ["--ro-bind", str(protected), str(protected)]
+    for protected in _existing(workspace / name for name in PROTECTED_IN_WORKSPACE):
+        if not protected.is_symlink():  # a link is read-only already: its target's place decides
+            args += ["--ro-bind", str(protected), str(protected)]
     for hidden in _existing(p.resolve() for p in spec.hidden):
+        if hidden == workspace or hidden in workspace.parents:
+            continue  # a workspace inside a masked place stays usable (masking would hide it)
         if hidden.is_dir():
             args += ["--tmpfs", str(hidden)]
         else:

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
@@ -20,7 +21,7 @@ from cowork.protocol import ErrorCode, ErrorSource, Invalid, ProtocolError
 from ._auth import cookie_name, origin_allowed, token_from, token_matches
 from ._connection import ConnectionLimits, WsConnection
 from ._dispatch import Dispatcher, encode_error
-from ._web import web_routes
+from ._web import HostCheck, web_routes
 
 __all__ = ["ServerState", "create_app"]
 
@@ -143,5 +144,6 @@ def create_app(state: ServerState) -> Starlette:
             Route("/healthz", healthz, methods=["GET"]),
             *web_routes(lambda: state.token, lambda: state.port),
         ],
+        middleware=[Middleware(HostCheck)],
         lifespan=lifespan,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections import deque
 from dataclasses import dataclass, field
@@ -220,16 +221,17 @@ class WsConnection:
     def _on_frame(self, data: str | bytes) -> None:
         size = len(data.encode() if isinstance(data, str) else data)
         if size > self._limits.max_frame_bytes:
-            self.send(
-                encode_error(
-                    None,
-                    ProtocolError(
-                        ErrorCode.FRAME_TOO_LARGE,
-                        f"Frame of {size} bytes exceeds the limit of {self._limits.max_frame_bytes} bytes.",
-                        source=ErrorSource.SERVER,
-                    ),
-                )
+            too_large = ProtocolError(
+                ErrorCode.FRAME_TOO_LARGE,
+                f"Frame of {size} bytes exceeds the limit of {self._limits.max_frame_bytes} bytes; nothing in it was "
+                "run. Send smaller requests (a batch can be split).",
+                source=ErrorSource.SERVER,
             )
+            ids, is_batch = _request_ids(data)
+            if ids:
+                self._send_responses([encode_error(i, too_large) for i in ids], is_batch)
+            else:
+                self.send(encode_error(None, too_large))
             return
         try:
             items, is_batch = self._dispatcher.parse(data)
@@ -270,3 +272,21 @@ class WsConnection:
         else:
             for response in responses:
                 self.send(response)
+
+
+def _request_ids(data: str | bytes) -> tuple[list[Any], bool]:
+    """The ids of the requests in an oversized frame, so each gets its own error; ([], False) if unreadable.
+
+    The frame is bounded (uvicorn drops one over four times the limit), so reading it is bounded too.
+    """
+    try:
+        parsed = json.loads(data)
+    except ValueError:
+        return [], False
+    items = parsed if isinstance(parsed, list) else [parsed]
+    ids = [
+        item["id"]
+        for item in items
+        if isinstance(item, dict) and isinstance(item.get("id"), str | int) and not isinstance(item.get("id"), bool)
+    ]
+    return ids, isinstance(parsed, list)

@@ -17,6 +17,7 @@ from typing import Any
 import uvicorn
 
 from cowork.config import ConfigError, CoworkPaths, LoadedConfig, load_config
+from cowork.config._paths import private_file, write_private
 from cowork.core import Core
 from cowork.protocol import web_url
 
@@ -52,12 +53,6 @@ def read_server_file(paths: CoworkPaths) -> dict[str, Any] | None:
     return info if isinstance(info, dict) else None
 
 
-def _write_private(path: Path, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-
-
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -76,7 +71,9 @@ def _setup_logging(paths: CoworkPaths, quiet: bool) -> None:
     root = logging.getLogger()
     if any(getattr(h, "_cowork", False) for h in root.handlers):
         return
-    file_handler = logging.FileHandler(paths.logs_dir / "server.log", encoding="utf-8")
+    # Created 0600 here: logging would create it under the umask, readable by other users.
+    private_file(paths.server_log)
+    file_handler = logging.FileHandler(paths.server_log, encoding="utf-8")
     file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     file_handler._cowork = True  # type: ignore[attr-defined]
     root.addHandler(file_handler)
@@ -114,7 +111,7 @@ async def _announce(state: ServerState, server: uvicorn.Server, loaded: LoadedCo
         "startedAt": datetime.now(UTC).isoformat(),
         "auth": state.token is not None,
     }
-    _write_private(loaded.paths.server_file, json.dumps(record))
+    write_private(loaded.paths.server_file, json.dumps(record))
     if not quiet:
         print(f"Cowork server listening on {url}", flush=True)
         if state.token is not None:

@@ -6,6 +6,7 @@ SameSite=Strict cookie and redirects to `/`, and `/ws` accepts that cookie (behi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ._auth import cookie_name, token_matches
 
-__all__ = ["WEB_ROOT", "web_routes"]
+__all__ = ["WEB_ROOT", "HostCheck", "valid_host", "web_routes"]
 
 WEB_ROOT = Path(__file__).with_name("web")
 
@@ -28,8 +29,19 @@ _CSP = (
 )
 
 
+_HOST = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}\.?)*|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?")
+"""A Host header that is a name, an IPv4 address or a bracketed IPv6 address, with an optional port."""
+
+
+def valid_host(host: str) -> bool:
+    """Whether `host` (a Host header) is safe to use: nothing in it can end a header value or a CSP source."""
+    return len(host) <= 300 and _HOST.fullmatch(host) is not None
+
+
 def _security_headers(request: Request) -> dict[str, str]:
     host = request.headers.get("host", "")
+    if not valid_host(host):
+        host = ""  # the app refuses such requests first (`HostCheck`); never put it in a header regardless
     return {
         "Content-Security-Policy": _CSP.format(ws=f"ws://{host} wss://{host}" if host else ""),
         "X-Frame-Options": "DENY",
@@ -96,3 +108,22 @@ def web_routes(token: Callable[[], str | None], port: Callable[[], int | None]) 
         Route("/auth/check", auth_check, methods=["GET"]),
         Mount("/static", app=_HeadersStatic(StaticFiles(directory=WEB_ROOT / "static")), name="static"),
     ]
+
+
+class HostCheck:
+    """Refuse a request whose Host header is not a plain host name or address (400), before anything reads it."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            host = next((v.decode("latin-1") for k, v in scope.get("headers", ()) if k == b"host"), "")
+            if host and not valid_host(host):
+                if scope["type"] == "websocket":
+                    await send({"type": "websocket.close", "code": 1008, "reason": "bad Host header"})
+                    return
+                response = Response("Bad Host header.\n", status_code=400, media_type="text/plain")
+                await response(scope, receive, send)
+                return
+        await self._app(scope, receive, send)

@@ -7,6 +7,9 @@ never waits on disk. Callers hand in a function of a SQLAlchemy `Connection`; it
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
+import stat
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -25,8 +28,11 @@ __all__ = ["Database"]
 
 T = TypeVar("T")
 
+log = logging.getLogger(__name__)
+
 _MIGRATIONS = Path(__file__).parent / "migrations"
 _BUSY_TIMEOUT_MS = 10_000
+_PRIVATE = 0o600
 
 
 def _sqlite_engine(path: Path, *, writer: bool) -> Engine:
@@ -57,6 +63,32 @@ def _sqlite_engine(path: Path, *, writer: bool) -> Engine:
     return engine
 
 
+def _private_database_files(path: Path) -> None:
+    """Make the database file 0600, creating it empty if missing, and tighten the files SQLite keeps beside it.
+
+    SQLite creates its -wal, -shm and -journal files with the database file's mode, whatever the umask; so a database
+    file that is 0600 before the first connection keeps all of them private. Ones an older Cowork left looser are
+    tightened here.
+    """
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, _PRIVATE)
+    except FileExistsError:
+        pass
+    else:
+        try:
+            os.fchmod(fd, _PRIVATE)  # exactly 0600, whatever the umask took
+        finally:
+            os.close(fd)  # SQLite takes an empty file for a new database
+    for file in (path, *(path.with_name(path.name + suffix) for suffix in ("-wal", "-shm", "-journal"))):
+        try:
+            mode = file.lstat().st_mode
+            if stat.S_ISREG(mode) and stat.S_IMODE(mode) != _PRIVATE:
+                os.chmod(file, _PRIVATE)
+                log.warning("%s was readable by other users (mode %o); tightened to 0600.", file, stat.S_IMODE(mode))
+        except FileNotFoundError:
+            continue
+
+
 def _pragma(conn: Connection, pragma: str) -> None:
     """Run a PRAGMA on the raw connection, outside any transaction (SQLAlchemy would open one first)."""
     raw = conn.connection.driver_connection
@@ -77,8 +109,9 @@ class Database:
 
     @classmethod
     def sqlite(cls, path: Path) -> Database:
-        """Open (creating if needed) a SQLite database file in WAL mode."""
+        """Open (creating if needed) a SQLite database file in WAL mode, readable and writable by this user only."""
         path.parent.mkdir(parents=True, exist_ok=True)
+        _private_database_files(path)
         return cls(_sqlite_engine(path, writer=True), _sqlite_engine(path, writer=False))
 
     @classmethod

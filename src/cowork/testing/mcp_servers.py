@@ -1,8 +1,9 @@
 """MCP servers for tests, built with the SDK's MCPServer (FastMCP): `python -m cowork.testing.mcp_servers <kind>`.
 
 Kinds:
-- `normal`: `echo`, `add` (read-only), `slow` (sleeps until cancelled; records the cancellation), `crash` (exits
-  the process), `grow` (adds a tool `extra` and announces the list change), `pid` (its pid);
+- `normal`: `echo`, `add` (read-only), `env` and `environ` (its environment), `slow` (sleeps until cancelled;
+  records the cancellation), `crash` (exits the process), `grow` (adds a tool `extra` and announces the list
+  change), `pid` (its pid);
 - `linger`: like normal, but keeps running after its stdin closes (an orphan when Cowork is killed);
 - `silent`: never answers (reads stdin and discards it), for connect timeouts;
 - `http <port>`: `normal` over streamable HTTP on 127.0.0.1:<port> at /mcp.
@@ -54,6 +55,13 @@ def build_server() -> MCPServer:
     )
     def env(name: str) -> str:
         return os.environ.get(name, "")
+
+    @server.tool(
+        description="The server process's whole environment, one NAME=value a line.",
+        annotations=ToolAnnotations(read_only_hint=True),
+    )
+    def environ() -> str:
+        return "\n".join(f"{name}={value}" for name, value in sorted(os.environ.items()))
 
     @server.tool(description="Wait a long time (until cancelled).")
     async def slow(text: str, seconds: float = 600) -> str:

@@ -74,12 +74,15 @@ class ServerProcess:
         env: Mapping[str, str] | None = None,
         args: tuple[str, ...] = (),
         port: int = 0,
+        umask: int | None = None,
     ) -> None:
+        """`umask`, when given, is the child's umask (so a test can check modes against a known one)."""
         self.home = home
         self.workspace = workspace
         self.extra_env = dict(env or {})
         self.args = args
         self.port = port
+        self.umask = umask
         self.process: subprocess.Popen[str] | None = None
         self.output: list[str] = []
         self.url: str | None = None
@@ -111,6 +114,7 @@ class ServerProcess:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
+            umask=-1 if self.umask is None else self.umask,
         )
         ready = threading.Event()
 

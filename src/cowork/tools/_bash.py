@@ -7,11 +7,19 @@ import os
 import re
 from typing import Any, ClassVar
 
+import psutil
 from pydantic import BaseModel, ConfigDict, Field
 
-from cowork.policy import classify
-from cowork.processes import stop_tree
-from cowork.sandbox import SandboxSpec, bwrap_command, shell_argv
+from cowork.policy import Places, classify
+from cowork.processes import die_with_parent, group_members, stop_tree
+from cowork.sandbox import (
+    CommandRun,
+    ProtectedSnapshot,
+    SandboxSpec,
+    bwrap_command,
+    command_environment,
+    shell_argv,
+)
 
 from ._base import Tool, ToolContext, ToolError
 
@@ -24,8 +32,6 @@ _NETWORK_FAILURE = re.compile(
     r"|failed to establish a new connection|connection refused|nodename nor servname|getaddrinfo failed",
     re.IGNORECASE,
 )
-# Secrets Cowork itself holds must not reach commands the model writes.
-_SECRET_ENV = re.compile(r"(API_KEY|_TOKEN|_SECRET|PASSWORD)$|^COWORK_TOKEN$")
 
 
 class BashParams(BaseModel):
@@ -86,38 +92,36 @@ When a command fails, read the error, fix the cause, and try another way; do not
         timeout = min(params.timeout or settings.default_timeout_seconds, settings.max_timeout_seconds)
         network = ctx.network or params.needsNetwork
         argv = shell_argv(params.command)
+        protected: ProtectedSnapshot | None = None
         if ctx.bwrap is not None:
             policy = ctx.paths
             spec = SandboxSpec(
                 workspace=ctx.workspace,
                 writable=tuple(policy.write_roots) if policy else (),
-                hidden=tuple(policy.deny) if policy else (),
+                hidden=(*Places.current(ctx.home).sensitive_roots(), *(policy.deny if policy else ())),
                 network=network,
             )
             argv = bwrap_command(ctx.bwrap, spec, argv)
-        env = {k: v for k, v in os.environ.items() if not _SECRET_ENV.search(k)}
-        try:
-            process = await asyncio.create_subprocess_exec(
-                *argv,
-                cwd=ctx.workspace,
-                env=env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
+            protected = ProtectedSnapshot.take(ctx.workspace)
+        # Only allow-listed variables: the server's own secrets (and the user's) must not reach what the model runs.
+        env = command_environment(ctx.settings.environment, os.environ)
+        # Recorded before it starts, so that a Cowork killed meanwhile finds and stops it at its next start.
+        record = None
+        if ctx.home is not None:
+            record = CommandRun.begin(
+                ctx.home, session_id=ctx.session_id, operation_id=ctx.operation_id, tool_call_id=ctx.tool_call_id
             )
-        except OSError as exc:
-            raise ToolError(f"Could not start the shell: {exc.strerror}.") from None
-        output = _Output(ctx)
+        undone: list[str] = []
         try:
-            timed_out = await _collect(process, output, timeout)
-        except asyncio.CancelledError:
-            await kill_tree(process)
-            raise
-        if timed_out:
-            await kill_tree(process)
-        code = await process.wait()
+            code, output, timed_out = await _execute(argv, env, ctx, timeout, record)
+        finally:
+            if record is not None:
+                record.close()
+            if protected is not None:
+                undone = protected.enforce()  # also after a cancel or a timeout
         text = output.text().rstrip("\n")
+        if undone:
+            text += "\n[Cowork undid changes to protected files: " + " ".join(undone) + "]"
         if timed_out:
             raise ToolError(f"The command was stopped after {timeout:.0f} s (timeout).\n{text}")
         note = ""
@@ -127,6 +131,42 @@ When a command fails, read the error, fix the cause, and try another way; do not
                 "needs it, run it again with needsNetwork set to true (the user will be asked)."
             )
         return f"{text}\n[exit code {code}]{note}" if code != 0 else (text or "(no output)")
+
+
+async def _execute(
+    argv: list[str], env: dict[str, str], ctx: ToolContext, limit: float, record: CommandRun | None
+) -> tuple[int, _Output, bool]:
+    """Run the command to its end (or its timeout); its exit code, its output, and whether it timed out."""
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=ctx.workspace,
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            # Its own group, so the whole command can be stopped; and killed by the kernel if Cowork dies (what it
+            # started lives on in the group until the next start stops it; bubblewrap's --die-with-parent ends a
+            # sandboxed command's every process).
+            start_new_session=True,
+            preexec_fn=die_with_parent(),
+        )
+    except OSError as exc:
+        raise ToolError(f"Could not start the shell: {exc.strerror}.") from None
+    if record is not None:
+        record.started(process.pid)
+    output = _Output(ctx)
+    try:
+        timed_out = await _collect(process, output, limit)
+    except asyncio.CancelledError:
+        await kill_tree(process)
+        raise
+    if timed_out:
+        await kill_tree(process)
+    code = await process.wait()
+    if record is not None:
+        record.exited(code)
+    return code, output, timed_out
 
 
 class _Output:
@@ -173,8 +213,13 @@ async def _collect(process: asyncio.subprocess.Process, output: _Output, limit: 
 
 
 async def kill_tree(process: asyncio.subprocess.Process) -> None:
-    """Stop a command and everything it started (see `cowork.processes.stop_tree`), then reap it."""
-    if process.returncode is not None:
+    """Stop a command and everything it started (see `cowork.processes.stop_tree`), then reap it.
+
+    Also when the shell itself has already exited: what it started in its process group may still run (and hold
+    its output open). Its group is stopped only while it has members and no process has the shell's pid: then the
+    group number cannot have been reused by anyone else.
+    """
+    if process.returncode is not None and (psutil.pid_exists(process.pid) or not group_members(process.pid)):
         return
     # Not in the file tools' pool: a stop may wait seconds, and must not hold up reads and writes meanwhile.
     await asyncio.to_thread(stop_tree, process.pid, grace=_GRACE_SECONDS, pgid=process.pid)

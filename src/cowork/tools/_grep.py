@@ -14,7 +14,7 @@ import shutil
 import signal
 import sys
 import sysconfig
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,12 +148,25 @@ class _Search:
     context: int
     head_limit: int
     glob: _GlobFilter | None
+    check: Callable[[str], object] = field(default=lambda _rel: None, compare=False)  # ctx.read_path: raises ToolError
+    refused: dict[str, bool] = field(default_factory=dict, compare=False)  # per file rg reported: did `check` refuse it
 
     def wanted(self, rel: str) -> bool:
+        if not self.permitted(rel):
+            return False
         if self.glob is None or self.target_is_file:
             return True
         sub = rel if self.target_rel == "." else rel[len(self.target_rel) + 1 :]
         return self.glob.accepts(sub)
+
+    def permitted(self, rel: str) -> bool:
+        if rel not in self.refused:
+            try:
+                self.check(rel)
+                self.refused[rel] = False
+            except ToolError:  # a hard link to a file elsewhere, or a place no tool may read
+                self.refused[rel] = True
+        return not self.refused[rel]
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,6 +274,7 @@ def _prepare(params: GrepParams, ctx: ToolContext) -> _Search:
         context=params.contextLines if params.outputMode == "content" else 0,
         head_limit=params.headLimit,
         glob=glob,
+        check=ctx.read_path,
     )
 
 
@@ -469,6 +483,12 @@ def _format(search: _Search, result: _Result, params: GrepParams) -> str:
             previous = line
         if result.truncated:
             out.append(f"(Output cut at headLimit={limit} lines. {narrow})")
+    refused = sum(search.refused.values())
+    if refused:
+        out.append(
+            f"({refused} matching file{'s were' if refused > 1 else ' was'} left out: hard-linked (a link may lead "
+            "outside the workspace) or in a place no tool may read.)"
+        )
     if out:
         return "\n".join(out)
     where = display_path(search.target_rel)

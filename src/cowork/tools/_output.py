@@ -10,6 +10,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from cowork.config._paths import private_dir, write_private
+
 from ._base import Tool, ToolContext, ToolError
 
 __all__ = ["cap_output", "run_tool"]
@@ -44,7 +46,7 @@ async def _capped(text: str, tool: Tool[Any], ctx: ToolContext, limit: int) -> s
 
 def cap_output(text: str, *, limit: int, save_dir: Path | None, stem: str) -> str:
     """`text` if it fits in `limit` characters; else its first third and last two thirds around a note, with the
-    full text saved as `<save_dir>/<stem>.txt` and its path in the note.
+    full text saved as `<save_dir>/<stem>.txt` (0600, in a 0700 `save_dir`) and its path in the note.
 
     Blocking (writes a file): call it off the event loop.
     """
@@ -65,7 +67,9 @@ def _save(text: str, save_dir: Path | None, stem: str) -> Path | None:
         return None
     # The stem carries a model-chosen call id: keep it to a plain file name in the output folder.
     name = _UNSAFE.sub("_", stem).strip("_")[:120] or "output"
-    save_dir.mkdir(parents=True, exist_ok=True)
+    # A tool's output can hold anything it read (a key in a .env, a private file): the folder is 0700 and the file
+    # 0600, whatever the umask.
+    private_dir(save_dir)
     path = save_dir / f"{name}.txt"
-    path.write_text(text, encoding="utf-8")
+    write_private(path, text)
     return path

@@ -1,4 +1,5 @@
-"""`/mcp`: list MCP servers with their status, enable/disable/restart/remove one, add a stdio or HTTP server.
+"""`/mcp`: list MCP servers with their status, enable/disable/restart/remove one, add a stdio or HTTP server,
+trust the workspace.
 
 Coded against the JSON of the `mcp/*` methods (docs/protocol.md), so it prints a clean note on a server
 that does not offer MCP (`method_not_found`).
@@ -18,8 +19,11 @@ if TYPE_CHECKING:
 
 __all__ = ["MCP_ACTIONS", "MCP_HELP", "STATUS_STYLE", "run_mcp_command"]
 
-MCP_HELP = "/mcp [enable|disable|restart|remove NAME | add NAME -- COMMAND ARGS… | add NAME URL] — MCP servers"
-MCP_ACTIONS = ("list", "enable", "disable", "restart", "remove", "add")
+MCP_HELP = (
+    "/mcp [enable|disable|restart|remove NAME | add NAME -- COMMAND ARGS… | add NAME URL | trust] — MCP servers; "
+    "trust: trust this workspace (its stdio MCP servers, and its config from the next server start)"
+)
+MCP_ACTIONS = ("list", "enable", "disable", "restart", "remove", "add", "trust")
 STATUS_STYLE: dict[str, str] = {
     "running": "green",
     "starting": "yellow",
@@ -29,7 +33,10 @@ STATUS_STYLE: dict[str, str] = {
     "auth_required": "magenta",
     "untrusted": "yellow",
 }
-_USAGE = "Usage: /mcp · /mcp enable|disable|restart|remove NAME · /mcp add NAME -- COMMAND ARGS… · /mcp add NAME URL"
+_USAGE = (
+    "Usage: /mcp · /mcp enable|disable|restart|remove NAME · /mcp add NAME -- COMMAND ARGS… · /mcp add NAME URL · "
+    "/mcp trust"
+)
 
 
 def _status(server: dict[str, Any]) -> Text:
@@ -111,6 +118,9 @@ async def run_mcp_command(repl: Repl, arg: str) -> None:
         else:
             repl.console.print(_line(info))
         return
+    if action == "trust" and not rest:
+        await _trust(repl)
+        return
     if action == "add":
         params = _add_params(rest)
         if params is None:
@@ -122,3 +132,17 @@ async def run_mcp_command(repl: Repl, arg: str) -> None:
             repl.console.print(_line(info))
         return
     repl.console.print(Text(_USAGE, style="yellow"))
+
+
+async def _trust(repl: Repl) -> None:
+    """Trust the session's workspace: the user's own act (the model cannot call `mcp/trust`)."""
+    workspace = repl.session.workspace if repl.session is not None else str(repl.options.workspace)
+    trusted = await _call(repl, "mcp/trust", {"workspace": workspace})
+    if trusted is not None:
+        repl.console.print(
+            Text(
+                f"Trusted {trusted.get('workspace')}: its stdio MCP servers may start now, and its "
+                ".cowork/config.toml applies in full from the next server start.",
+                style="bold",
+            )
+        )

@@ -187,6 +187,8 @@ class Repl:
             self.console.print(Text(f"Web UI: {web_url(self.address.url, self.address.token)}", style="dim"))
         if init.capabilities.sandbox_note:
             self.console.print(Text(f"⚠ {init.capabilities.sandbox_note}", style="bold yellow"))
+        for warning in init.config.warnings:
+            self.console.print(Text(f"⚠ {warning}", style="bold yellow"))
         if self.session is not None and self.session.yolo:
             self.yolo_banner()
 

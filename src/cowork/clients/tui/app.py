@@ -278,6 +278,10 @@ class CoworkApp(App[int]):
             "initialize", InitializeParams(client_info=ClientInfo(name="cowork-tui", version=cowork.__version__))
         )
         self.connection = "connected"
+        if self.init.capabilities.sandbox_note:
+            self.notify(self.init.capabilities.sandbox_note, title="sandbox", severity="warning", timeout=15)
+        for warning in self.init.config.warnings:
+            self.notify(warning, title="configuration", severity="warning", timeout=30)
         await self._load_mcp(client)
         if self.session is None:
             resume = self.options.resume if self.options is not None else None

@@ -45,6 +45,7 @@ async def initialize(core: Core, peer: Peer | None, params: InitializeParams) ->
             provider=provider,
             model=core.selector.default_model(provider) if provider else None,
             home=str(core.paths.home),
+            warnings=core.loaded.warnings(),
         ),
     )
 

@@ -128,6 +128,12 @@ class App {
     this.statusEl.textContent = "connected";
     this.workspaceEl.textContent = init.config.workspace;
     this.workspaceEl.title = `${init.serverInfo.name} ${init.serverInfo.version}`;
+    if (!this.warned) {
+      // Once per page: a reconnect does not repeat them.
+      this.warned = true;
+      const notes = [init.capabilities.sandboxNote, ...(init.config.warnings || [])].filter(Boolean);
+      for (const note of notes) toast(note, "warning", 20000);
+    }
     await this.refreshSessions();
     if (this.current) {
       await this.subscribe(this.current); // after a reconnect: only what we missed

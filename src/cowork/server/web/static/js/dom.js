@@ -50,12 +50,14 @@ export function shortTime(iso) {
 }
 
 let toastHost = null;
-export function toast(message, kind = "info") {
+export function toast(message, kind = "info", ms = 6000) {
   if (!toastHost) {
     toastHost = h("div", { class: "toasts", role: "status", "aria-live": "polite" });
     document.body.append(toastHost);
   }
   const item = h("div", { class: `toast toast-${kind}`, "data-testid": "toast" }, message);
+  item.title = "Click to dismiss";
+  item.addEventListener("click", () => item.remove());
   toastHost.append(item);
-  setTimeout(() => item.remove(), 6000);
+  setTimeout(() => item.remove(), ms);
 }
