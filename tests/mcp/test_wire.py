@@ -21,17 +21,6 @@ pytestmark = pytest.mark.anyio
 STDIO = {"transport": "stdio", "command": sys.executable, "args": ["-m", "cowork.testing.mcp_servers"]}
 
 
-async def wait_server(client: EventClient, name: str, status: str, within: float = 30) -> dict[str, Any]:
-    async def poll() -> dict[str, Any]:
-        while True:
-            servers = {s["name"]: s for s in (await client.call("mcp/list"))["servers"]}
-            if servers.get(name, {}).get("status") == status:
-                return servers[name]
-            await asyncio.sleep(0.1)
-
-    return await asyncio.wait_for(poll(), within)
-
-
 async def test_every_mcp_method_and_bad_input(tmp_path: Path, workspace: Path) -> None:
     with ServerProcess(tmp_path / "home", workspace, env=MCP_ENV) as server:
         client = await EventClient.connect(server.address)
@@ -39,7 +28,7 @@ async def test_every_mcp_method_and_bad_input(tmp_path: Path, workspace: Path) -
             assert (await client.call("mcp/list")) == {"servers": []}
             added = await client.call("mcp/add", {"name": "t", **STDIO, "policy": "allow-list"})
             assert added["name"] == "t" and added["source"] == "database" and added["policy"] == "allow-list"
-            running = await wait_server(client, "t", "running")
+            running = await client.wait_mcp_server("t", "running")
             assert running["pid"] and {"echo", "add"} <= {t["name"] for t in running["tools"]}
             assert any(
                 m == "mcp/status" and p["name"] == "t" and p["status"] == "running" for m, p in client.notifications
@@ -70,10 +59,10 @@ async def test_every_mcp_method_and_bad_input(tmp_path: Path, workspace: Path) -
             assert updated["allowedTools"] == ["echo"] and updated["policy"] == "auto-run"
             assert (await client.call("mcp/disable", {"name": "t"}))["status"] == "disabled"
             await client.call("mcp/enable", {"name": "t"})
-            first = await wait_server(client, "t", "running")
+            first = await client.wait_mcp_server("t", "running")
             await client.call("mcp/restart", {"name": "t"})
             await asyncio.sleep(0.2)
-            second = await wait_server(client, "t", "running")
+            second = await client.wait_mcp_server("t", "running")
             assert second["pid"] != first["pid"]
 
             ok = await client.call("mcp/validate", {"name": "probe", **STDIO})
@@ -96,7 +85,7 @@ async def test_orphans_of_a_killed_cowork_are_swept_at_start(tmp_path: Path, wor
         client = await EventClient.connect(server.address)
         try:
             await client.call("mcp/add", {"name": "linger", **STDIO, "args": [*STDIO["args"], "linger"]})
-            info = await wait_server(client, "linger", "running")
+            info = await client.wait_mcp_server("linger", "running")
         finally:
             await client.close()
         pid = info["pid"]
@@ -107,7 +96,7 @@ async def test_orphans_of_a_killed_cowork_are_swept_at_start(tmp_path: Path, wor
         server.start()
         client = await EventClient.connect(server.address)
         try:
-            again = await wait_server(client, "linger", "running")
+            again = await client.wait_mcp_server("linger", "running")
         finally:
             await client.close()
         assert again["pid"] != pid

@@ -90,6 +90,7 @@ async def test_commands_and_mcp_servers_never_see_the_servers_secrets(
                     "policy": "auto-run",
                 },
             )
+            await client.wait_mcp_server("probe")  # its tools exist only once it runs
             sid = (await client.call("session/create", {}))["id"]
             await client.call("session/subscribe", {"sessionId": sid})
 

@@ -56,6 +56,18 @@ class EventClient:
                 return status
         raise AssertionError("unreachable")
 
+    async def wait_mcp_server(self, name: str, status: str = "running", within: float = 30.0) -> dict[str, Any]:
+        """Poll `mcp/list` until the MCP server `name` has `status`; return its entry."""
+
+        async def poll() -> dict[str, Any]:
+            while True:
+                servers = {s["name"]: s for s in (await self.call("mcp/list"))["servers"]}
+                if servers.get(name, {}).get("status") == status:
+                    return servers[name]
+                await asyncio.sleep(0.1)
+
+        return await asyncio.wait_for(poll(), within)
+
     def of_session(self, session_id: str) -> list[SessionEvent]:
         return [e for e in self.events if e.session_id == session_id]
 
