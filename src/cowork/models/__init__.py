@@ -5,6 +5,7 @@ from ._catalog import TIER_ORDER, CatalogModel, Family, Probe, ProviderPreset, p
 from ._cost import Cost, cost_of, estimate_cost, price_per_mtok
 from ._errors import RETRYABLE, map_provider_error, retry_after_of
 from ._factories import Built, ModelCache, family_factory, register_family
+from ._memo import history_chars
 from ._resolve import KeySource, ModelSelector, ModelTarget, no_provider_message
 from ._stream import (
     Finished,
@@ -40,6 +41,7 @@ __all__ = [
     "cost_of",
     "estimate_cost",
     "family_factory",
+    "history_chars",
     "map_provider_error",
     "no_provider_message",
     "presets",

@@ -6,13 +6,15 @@ import contextlib
 import importlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TypeAlias
+from typing import TypeAlias, TypeVar, cast
 
 from pydantic_ai.models import Model
 
 from ._resolve import ModelTarget
 
 __all__ = ["Built", "ModelCache", "family_factory", "register_family"]
+
+M = TypeVar("M", bound=Model)
 
 # Local servers accept any key, but the SDKs refuse to start without one.
 _PLACEHOLDER_KEY = "cowork-no-key"
@@ -45,14 +47,30 @@ def family_factory(name: str) -> Factory:
         raise LookupError(f"no adapter registered for model family {name!r}") from None
 
 
+_ONCE: dict[type[Model], type[Model]] = {}
+
+
+def _once(model_class: type[M]) -> type[M]:
+    """`model_class` fitting its tool schemas once per tool set (see `SchemasOnce`)."""
+    from ._adapters import SchemasOnce
+
+    subclass = _ONCE.get(model_class)
+    if subclass is None:
+        subclass = _ONCE[model_class] = type(model_class.__name__, (SchemasOnce, model_class), {"__module__": __name__})
+    return cast(type[M], subclass)
+
+
 def _openai_provider(target: ModelTarget) -> Built:
     """An OpenAI-compatible provider: pydantic-ai's named one when there is one (for its model profiles)."""
     from openai import AsyncOpenAI
     from pydantic_ai.providers import Provider
     from pydantic_ai.providers.openai import OpenAIProvider
 
-    # Cowork retries itself (see `stream_with_retries`), so the SDK makes one attempt.
-    client = AsyncOpenAI(base_url=target.base_url, api_key=target.api_key or _PLACEHOLDER_KEY, max_retries=0)
+    from ._raw import RawAsyncOpenAI
+
+    # Cowork retries itself (see `stream_with_retries`), so the SDK makes one attempt. The raw client sends the
+    # body without the SDK's per-request walk of the whole history (see `_raw`).
+    client = RawAsyncOpenAI(base_url=target.base_url, api_key=target.api_key or _PLACEHOLDER_KEY, max_retries=0)
     provider: Provider[AsyncOpenAI] = OpenAIProvider(openai_client=client)
     if target.profile:
         module = importlib.import_module(f"pydantic_ai.providers.{target.profile}")
@@ -66,11 +84,11 @@ def _openai_provider(target: ModelTarget) -> Built:
 
 
 def _with_provider(target: ModelTarget, provider: object) -> Model:
-    from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
+    from ._adapters import ChatModel, ResponsesModel
 
     if target.family == "openai":
-        return OpenAIResponsesModel(target.model, provider=provider)  # type: ignore[arg-type]
-    return OpenAIChatModel(target.model, provider=provider)  # type: ignore[arg-type]
+        return ResponsesModel(target.model, provider=provider)
+    return ChatModel(target.model, provider=provider)
 
 
 @register_family("openai-chat")
@@ -85,11 +103,21 @@ def _openai_responses(target: ModelTarget) -> Built:
 
 @register_family("anthropic")
 def _anthropic(target: ModelTarget) -> Built:
+    from pydantic_ai._http import create_async_httpx2_client
     from pydantic_ai.models.anthropic import AnthropicModel
     from pydantic_ai.providers.anthropic import AnthropicProvider
 
-    provider = AnthropicProvider(api_key=target.api_key or _PLACEHOLDER_KEY, base_url=target.base_url)
-    return Built(AnthropicModel(target.model, provider=provider))
+    from ._raw import RawAsyncAnthropic
+
+    # As for OpenAI: Cowork retries itself, and the raw client sends the body without copying it (see `_raw`).
+    client = RawAsyncAnthropic(
+        api_key=target.api_key or _PLACEHOLDER_KEY,
+        base_url=target.base_url,
+        http_client=create_async_httpx2_client(),
+        max_retries=0,
+    )
+    provider = AnthropicProvider(anthropic_client=client)
+    return Built(_once(AnthropicModel)(target.model, provider=provider), [client.close])
 
 
 @register_family("google")
@@ -98,7 +126,7 @@ def _google(target: ModelTarget) -> Built:
     from pydantic_ai.providers.google import GoogleProvider
 
     provider = GoogleProvider(api_key=target.api_key or _PLACEHOLDER_KEY, base_url=target.base_url)
-    return Built(GoogleModel(target.model, provider=provider))
+    return Built(_once(GoogleModel)(target.model, provider=provider))
 
 
 class ModelCache:

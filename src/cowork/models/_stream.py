@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from pydantic_ai import direct
 from pydantic_ai.exceptions import ModelAPIError, UnexpectedModelBehavior
 from pydantic_ai.messages import (
     ModelMessage,
@@ -29,6 +28,7 @@ from cowork.backoff import backoff_delay
 from cowork.protocol import ProtocolError
 from cowork.tools import ToolSpec
 
+from ._direct import request_stream
 from ._errors import RETRYABLE, map_provider_error
 
 __all__ = [
@@ -99,9 +99,7 @@ async def stream_model(
     """
     params = ModelRequestParameters(function_tools=_tool_definitions(tools), allow_text_output=True)
     try:
-        async with direct.model_request_stream(
-            model, list(messages), model_settings=settings, model_request_parameters=params, instrument=False
-        ) as stream:
+        async with request_stream(model, messages, settings, params) as stream:
             async for event in stream:
                 delta = _delta_of(event)
                 if delta is not None:

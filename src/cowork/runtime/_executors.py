@@ -273,6 +273,30 @@ class OperationRunner(ModelSteps, HumanSteps):
             log.exception("tool %s failed in operation %s", entry.name, state.id)
             return f"Error: the {entry.name} tool failed unexpectedly ({type(exc).__name__}: {exc}).", True
 
+    def _path_policy(self) -> PathPolicy:
+        """The operation's path policy, built once per configuration (building resolves every protected place)."""
+        config, home = self.deps.config, self.deps.home
+        permissions = config.tools.permissions
+        key = (
+            self.workspace,
+            home,
+            config.agent.output_directory,
+            tuple(permissions.extra_read_roots),
+            (*permissions.extra_write_roots, *config.tools.sandbox.extra_writable),
+            tuple(permissions.deny),
+        )
+        if self._paths is None or self._paths[0] != key:
+            policy = PathPolicy.build(
+                self.workspace,
+                home=home,
+                output_dir=Path(key[2]) if key[2] else None,
+                extra_read=key[3],
+                extra_write=key[4],
+                deny=key[5],
+            )
+            self._paths = (key, policy)
+        return self._paths[1]
+
     def _tool_context(self, entry: LedgerEntry) -> ToolContext:
         state, hooks = self.state, self.hooks
 
@@ -290,17 +314,9 @@ class OperationRunner(ModelSteps, HumanSteps):
         config = self.deps.config
         flags = hooks.session_flags(state.session_id)
         home = self.deps.home
-        paths = PathPolicy.build(
-            self.workspace,
-            home=home,
-            output_dir=Path(config.agent.output_directory) if config.agent.output_directory else None,
-            extra_read=config.tools.permissions.extra_read_roots,
-            extra_write=[*config.tools.permissions.extra_write_roots, *config.tools.sandbox.extra_writable],
-            deny=config.tools.permissions.deny,
-        )
         return ToolContext(
             workspace=self.workspace,
-            paths=paths,
+            paths=self._path_policy(),
             settings=config.tools,
             network=flags.network or flags.yolo,
             output_dir=home / "tool-output" / state.session_id,

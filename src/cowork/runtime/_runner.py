@@ -12,6 +12,7 @@ from typing import Literal, TypeAlias
 
 from pydantic_ai.messages import ModelRequest, ModelResponse
 
+from cowork.models import history_chars
 from cowork.policy import PolicyDecision
 from cowork.protocol import GuardrailCode, OperationStatus, ToolCallStatus
 
@@ -139,7 +140,7 @@ def estimate_tokens(state: OperationState, extra_chars: int = 0) -> int:
     """Tokens the next request will take: the last request's count plus what was added since (≈4 chars a token)."""
     if state.last_input_tokens:
         return state.last_input_tokens + state.last_output_tokens + (state.chars_since_usage + extra_chars) // 4
-    return (sum(len(str(m)) for m in state.messages) + extra_chars) // 4
+    return (history_chars(state.messages) + extra_chars) // 4
 
 
 def _tool_phase(state: OperationState, limits: Limits, policy: Policy) -> list[Instruction]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic_ai.messages import ModelMessage
 
-from cowork.models import ModelSelector
+from cowork.models import ModelSelector, history_chars
 from cowork.protocol import (
     ErrorCode,
     ErrorSource,
@@ -57,7 +57,7 @@ def route_event(operation_id: str, routed: Routed, ask_id: str | None = None) ->
 
 def message_tokens(messages: list[ModelMessage]) -> int:
     """A cheap estimate of a history's size (about four characters a token)."""
-    return sum(len(str(m)) for m in messages) // 4
+    return history_chars(messages) // 4
 
 
 def _title_from(text: str) -> str:

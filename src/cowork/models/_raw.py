@@ -1,0 +1,114 @@
+"""SDK clients that send pydantic-ai's request bodies as they are, past the SDK's per-request walk of the body.
+
+The OpenAI SDK passes every request body through `async_maybe_transform`, which walks the whole body against its
+TypedDicts to apply key aliases and formats. For a chat request that means every message of the history and
+every tool schema, again on every step: about 1.3 ms per earlier turn per request, 80 % of the event loop in a
+long session, so a turn's cost grew with the session's length. The request types of the two endpoints Cowork
+uses (Chat Completions and Responses) declare no aliases and no formats, so the transform returns what it is
+given, minus the omitted arguments; `RawAsyncOpenAI` does exactly that and then takes the SDK's own request path
+(`_post`: auth, headers, timeouts, errors, streaming and chunk types are the SDK's). `tests/models/test_wire_equivalence.py`
+checks the equivalence against the SDK's transform, so an SDK upgrade that adds an alias fails the suite.
+
+Everything else (the mapping of pydantic-ai messages, retries, error mapping) is unchanged; pydantic-ai calls
+`client.chat.completions.create(...)` / `client.responses.create(...)` as before and gets these instead.
+
+The Anthropic SDK does the same in another place: before sending, `_copy_and_prepare` copies the whole body
+(`copy_tree`: every container, to drop omitted entries, dump pydantic models and read file inputs). pydantic-ai
+sends plain dicts and lists with base64 data already inlined, so `RawAsyncAnthropic` drops the omitted top-level
+arguments and sends the rest as given; a body it cannot vouch for (extra body, query parameters, anything but a
+dict) takes the SDK's own path. The same test checks it against the stock client.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any
+
+from anthropic import AsyncAnthropic
+from anthropic import NotGiven as AnthropicNotGiven
+from anthropic import Omit as AnthropicOmit
+from anthropic._compat import model_copy
+from anthropic._models import FinalRequestOptions
+from openai import AsyncOpenAI, AsyncStream, NotGiven, Omit
+from openai._base_client import make_request_options
+from openai.resources.chat import AsyncChat, AsyncCompletions
+from openai.resources.responses import AsyncResponses
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
+from openai.types.responses import Response, ResponseStreamEvent
+
+__all__ = ["RawAsyncAnthropic", "RawAsyncOpenAI", "request_body"]
+
+_OPTION_KEYS = ("extra_headers", "extra_query", "extra_body", "timeout")
+
+
+def request_body(params: dict[str, Any]) -> dict[str, Any]:
+    """The JSON body the SDK's transform would make of these `create` arguments: the given ones, as they are."""
+    return {key: value for key, value in params.items() if not isinstance(value, NotGiven | Omit)}
+
+
+def _split(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    options = {key: params.pop(key) for key in _OPTION_KEYS if key in params}
+    return request_body(params), options
+
+
+class _RawCompletions(AsyncCompletions):
+    async def create(self, **params: Any) -> Any:
+        body, options = _split(params)
+        return await self._post(
+            "/chat/completions",
+            body=body,
+            options=make_request_options(**options, security={"bearer_auth": True}),
+            cast_to=ChatCompletion,
+            stream=bool(body.get("stream")),
+            stream_cls=AsyncStream[ChatCompletionChunk],
+        )
+
+
+class _RawChat(AsyncChat):
+    @cached_property
+    def completions(self) -> AsyncCompletions:
+        return _RawCompletions(self._client)
+
+
+class _RawResponses(AsyncResponses):
+    async def create(self, **params: Any) -> Any:
+        body, options = _split(params)
+        return await self._post(
+            "/responses",
+            body=body,
+            options=make_request_options(**options, security={"bearer_auth": True}),
+            cast_to=Response,
+            stream=bool(body.get("stream")),
+            stream_cls=AsyncStream[ResponseStreamEvent],
+        )
+
+
+class RawAsyncOpenAI(AsyncOpenAI):
+    """`AsyncOpenAI` whose `chat.completions.create` and `responses.create` skip the request transform."""
+
+    @cached_property
+    def chat(self) -> AsyncChat:
+        return _RawChat(self)
+
+    @cached_property
+    def responses(self) -> AsyncResponses:
+        return _RawResponses(self)
+
+
+class RawAsyncAnthropic(AsyncAnthropic):
+    """`AsyncAnthropic` that sends a plain request body without copying it first."""
+
+    async def _copy_and_prepare(self, options: FinalRequestOptions) -> FinalRequestOptions:
+        body = options.json_data
+        if (
+            type(body) is not dict
+            or options.extra_json is not None
+            or options.params
+            or options.method.lower() != "post"
+        ):
+            return await super()._copy_and_prepare(options)
+        options = model_copy(options)
+        options.json_data = {
+            key: value for key, value in body.items() if not isinstance(value, AnthropicNotGiven | AnthropicOmit)
+        }
+        return options
