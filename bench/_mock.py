@@ -1,9 +1,13 @@
 """A zero-latency mock LLM for benchmarks, in its own process: each turn is glob → grep → read → answer.
 
-Run as `python bench/_mock.py`; prints `mockllm listening on URL`.
+Run as `python bench/_mock.py`; prints `mockllm listening on URL`. With `--report-sent` it also prints
+`stream sent T` (T from `time.monotonic()`, the same clock in every process on the machine) each time a streamed
+answer's last byte went to the socket; whoever passes it must read those lines.
 """
 
 from __future__ import annotations
+
+import time
 
 from cowork.testing.mockllm import MockLLMServer, MockRequest, MockResponse, MockToolCall, MockUsage
 
@@ -57,7 +61,14 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--script", choices=sorted(SCRIPTS), default="turn")
     parser.add_argument("--chunks", type=int, default=STREAM_CHUNKS, help="deltas per answer (stream script)")
+    parser.add_argument("--report-sent", action="store_true", help="print `stream sent T` after each stream")
     args = parser.parse_args()
     STREAM_CHUNKS = args.chunks
     chosen = SCRIPTS[args.script]
-    MockLLMServer(chosen).run(on_started=lambda url: print(f"mockllm listening on {url}", flush=True))
+
+    def report_sent() -> None:
+        print(f"stream sent {time.monotonic()!r}", flush=True)
+
+    MockLLMServer(chosen, on_stream_sent=report_sent if args.report_sent else None).run(
+        on_started=lambda url: print(f"mockllm listening on {url}", flush=True)
+    )

@@ -72,10 +72,9 @@ EXPECTED = [
         _usage(2, 150, 12),
     ),
     ("tool_result", {"step": 2, "name": "read", "isError": False}),
+    # The first delta goes out alone; the other three are coalesced (see `transcript`).
     ("model_stream_chunk", {"step": 3, "text": "The code"}),
-    ("model_stream_chunk", {"step": 3, "text": " word is"}),
-    ("model_stream_chunk", {"step": 3, "text": " **PELIC"}),
-    ("model_stream_chunk", {"step": 3, "text": "AN**."}),
+    ("model_stream_chunk", {"step": 3, "text": " word is **PELICAN**."}),
     ("assistant_message", {"step": 3, "text": "The code word is **PELICAN**."}),
     (
         "usage",
@@ -86,12 +85,19 @@ EXPECTED = [
 
 
 def transcript(events: list[SessionEvent]) -> list[tuple[str, dict[str, Any]]]:
-    """The events with ids, timestamps and tool output left out, for whole-sequence comparison."""
-    out = []
+    """The events with ids, timestamps and tool output left out, for whole-sequence comparison.
+
+    A step's first chunk stays alone and the chunks after it are joined: the server sends the first delta at once
+    and coalesces the rest, into one event or more depending on timing.
+    """
+    out: list[tuple[str, dict[str, Any]]] = []
     for event in events:
         payload = event.payload.wire()
         for volatile in ("operationId", "messageId", "toolCallId", "content", "provider", "model"):
             payload.pop(volatile, None)
+        if event.type == "model_stream_chunk" and len(out) >= 2 and out[-2][0] == out[-1][0] == event.type:
+            out[-1][1]["text"] += payload["text"]
+            continue
         out.append((event.type, payload))
     return out
 
@@ -113,7 +119,7 @@ async def test_turn_with_tools_streams_persists_and_replays(
         assert await client.wait_turn_end(started["operationId"]) == "done"
         received = client.of_session(session["id"])
         assert transcript(received) == EXPECTED
-        assert [e.seq for e in received] == list(range(1, len(EXPECTED) + 1))
+        assert [e.seq for e in received] == list(range(1, len(received) + 1))
         results = [e.payload for e in received if e.type == "tool_result"]
         assert "docs/notes.md" in results[0].content  # type: ignore[union-attr]
         assert "PELICAN" in results[1].content  # type: ignore[union-attr]
@@ -145,7 +151,7 @@ async def test_turn_with_tools_streams_persists_and_replays(
         other = await EventClient.connect(server.address)
         replay = await other.call("events/replay", {"sessionId": session["id"], "afterSeq": 0})
         assert replay["events"] == [e.model_dump(mode="json", by_alias=True, exclude_none=True) for e in received]
-        assert replay["lastSeq"] == len(EXPECTED) and replay["hasMore"] is False
+        assert replay["lastSeq"] == len(received) and replay["hasMore"] is False
 
         # Re-sending the same clientMessageId does not start another turn.
         again = await client.call(

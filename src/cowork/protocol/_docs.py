@@ -109,6 +109,12 @@ def render_protocol_markdown() -> str:
         + ", ".join(f"`{t}`" for t in sorted(DELTA_EVENT_TYPES))
         + " events; the gap in `seq` shows it and replay fills it.",
         "",
+        "A model's streamed deltas are coalesced: in each step the first text delta and the first reasoning delta",
+        "are sent at once, and the ones after are joined into one `model_stream_chunk` or `reasoning` event per",
+        "window of about 16 ms (sooner once 64 deltas or 4 KB are held). Text and reasoning events keep the",
+        "model's order, everything held is sent before the step's next event, and a step's events joined are",
+        "exactly what the model streamed, live and in replay. A client appends each event's `text`.",
+        "",
         "## Methods",
         "",
     ]

@@ -80,7 +80,11 @@ class OperationStatusChanged(_Payload):
 
 
 class ModelStreamChunk(_Payload):
-    """A piece of the assistant's answer as the model streams it. Droppable under back-pressure; replay has it."""
+    """A piece of the assistant's answer as the model streams it. Droppable under back-pressure; replay has it.
+
+    Often several of the model's deltas joined (the server coalesces them): append `text`; a step's chunks joined
+    are its answer.
+    """
 
     event_type = "model_stream_chunk"
     operation_id: str
@@ -89,7 +93,10 @@ class ModelStreamChunk(_Payload):
 
 
 class Reasoning(_Payload):
-    """A piece of the model's reasoning (thinking) as it streams. Droppable under back-pressure; replay has it."""
+    """A piece of the model's reasoning (thinking) as it streams. Droppable under back-pressure; replay has it.
+
+    Often several of the model's deltas joined (the server coalesces them): append `text`.
+    """
 
     event_type = "reasoning"
     operation_id: str

@@ -1,5 +1,6 @@
-"""Model steps: the system prompt and settings, one model request (budget admitted first, usage charged after),
-the response recorded with its tool calls, and context compression."""
+"""Model steps: the system prompt and settings, one model request (budget admitted first, usage charged after, its
+deltas coalesced into few events by `_coalesce`), the response recorded with its tool calls, and context
+compression."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pydantic_ai.messages import ModelResponse, ToolCallPart
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
 
-from cowork.models import Finished, ReasoningDelta, RetryNotice, RetryPolicy, TextDelta, stream_with_retries
+from cowork.models import Finished, RetryNotice, RetryPolicy, TextDelta, stream_with_retries
 from cowork.models import with_instructions as _with_instructions
 from cowork.prompts import PromptVariables, render_system_prompt, skills_directories
 from cowork.protocol import (
@@ -33,6 +34,7 @@ from cowork.sessions import Mutation
 from cowork.store import Connection, ToolCallRow, repos
 from cowork.usage import ModelCall, Spend, admit, charge
 
+from ._coalesce import Delta, DeltaCoalescer
 from ._compress import compress
 from ._history import display_text
 from ._runner import Pause, estimate_tokens
@@ -105,7 +107,14 @@ class ModelSteps(RunnerBase):
         model = await self.deps.models.get(self.target)
         messages = _with_instructions(state.messages, self._system_prompt())
 
+        def publish(delta: Delta) -> None:
+            kind = ModelStreamChunk if isinstance(delta, TextDelta) else Reasoning
+            journal.emit(state.session_id, kind(operation_id=state.id, step=step, text=delta.text))
+
+        deltas = DeltaCoalescer(publish)
+
         async def announce_retry(notice: RetryNotice) -> None:
+            deltas.flush()  # nothing is held (only a request that streamed nothing is retried), but order is kept
             journal.emit(
                 state.session_id,
                 ModelRetry(
@@ -120,20 +129,23 @@ class ModelSteps(RunnerBase):
             )
 
         response: ModelResponse | None = None
-        async for event in stream_with_retries(
-            model,
-            messages,
-            self.tools.specs(),
-            settings=self._settings(),
-            policy=self._retry_policy(),
-            on_retry=announce_retry,
-        ):
-            if isinstance(event, TextDelta):
-                journal.emit(state.session_id, ModelStreamChunk(operation_id=state.id, step=step, text=event.text))
-            elif isinstance(event, ReasoningDelta):
-                journal.emit(state.session_id, Reasoning(operation_id=state.id, step=step, text=event.text))
-            elif isinstance(event, Finished):
-                response = event.response
+        try:
+            async for event in stream_with_retries(
+                model,
+                messages,
+                self.tools.specs(),
+                settings=self._settings(),
+                policy=self._retry_policy(),
+                on_retry=announce_retry,
+            ):
+                if isinstance(event, Finished):
+                    response = event.response
+                else:
+                    deltas.add(event)
+        finally:
+            # However the stream ends (finished, a provider error, the turn cancelled), what it streamed is logged,
+            # and before anything else about this step.
+            deltas.flush()
         assert response is not None
         self._record_response(response, spend)
         return True

@@ -156,6 +156,8 @@ class MockLLMServer:
         api_keys: When set, model requests and the model listings must carry one of these keys or get a 401.
         host: The interface to bind.
         port: The port to bind; 0 picks a free one, found in `port` once started.
+        on_stream_sent: Called on the server's loop once a streamed response's last byte went to the socket
+            (benchmarks time how long the client takes from there).
     """
 
     def __init__(
@@ -167,8 +169,10 @@ class MockLLMServer:
         api_keys: Collection[str] | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        on_stream_sent: Callable[[], None] | None = None,
     ) -> None:
         self.host = host
+        self.on_stream_sent = on_stream_sent
         self.port = port
         self._bind_port = port
         self.models = list(models)
@@ -392,6 +396,8 @@ class MockLLMServer:
             yield b"".join(sent)
         if drop is not None and drop < len(events):
             raise _StreamDropped
+        if self.on_stream_sent is not None:
+            self.on_stream_sent()
 
     async def _pause(self, seconds: float) -> None:
         """Sleep, but wake early when the server is stopping so shutdown never waits on a script."""
