@@ -222,3 +222,84 @@ def test_history_chars_is_the_length_of_each_message_as_text() -> None:
     history = rich_history()
     assert history_chars(history) == sum(len(str(m)) for m in history)
     assert history_chars(history) == history_chars(history)
+
+
+_CHUNK_BASE = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+CHUNKS = [
+    {**_CHUNK_BASE, "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hel"}, "finish_reason": None}]},
+    {
+        **_CHUNK_BASE,
+        "choices": [
+            {
+                "index": 0,
+                "delta": {
+                    "tool_calls": [
+                        {"index": 0, "id": "call_1", "type": "function", "function": {"name": "read", "arguments": "{"}}
+                    ]
+                },
+                "finish_reason": None,
+            }
+        ],
+    },
+    # what OpenAI-compatible servers add: reasoning in an extra field, usage with details, a system fingerprint
+    {**_CHUNK_BASE, "choices": [{"index": 0, "delta": {"reasoning_content": "Hmm"}}], "system_fingerprint": "fp"},
+    {
+        **_CHUNK_BASE,
+        "choices": [],
+        "usage": {
+            "prompt_tokens": 9,
+            "completion_tokens": 3,
+            "total_tokens": 12,
+            "prompt_tokens_details": {"cached_tokens": 4},
+        },
+    },
+    # a quirk the strict types refuse (an unknown finish reason, a null index): taken as the SDK takes it
+    {**_CHUNK_BASE, "choices": [{"index": None, "delta": {"content": "x"}, "finish_reason": "eos"}]},
+]
+
+
+@pytest.mark.parametrize("data", CHUNKS)
+def test_streamed_chunks_are_what_the_sdk_builds(data: dict[str, Any]) -> None:
+    import httpx2
+    from openai._models import construct_type
+    from openai.types.chat import ChatCompletionChunk
+
+    client = RawAsyncOpenAI(base_url="http://127.0.0.1:9/v1", api_key="k")
+    response = httpx2.Response(200)
+    ours = client._process_response_data(data=data, cast_to=ChatCompletionChunk, response=response)
+    sdk: Any = construct_type(type_=ChatCompletionChunk, value=data)
+    assert isinstance(ours, ChatCompletionChunk)
+    assert ours.model_dump() == sdk.model_dump()
+    assert [c.delta.model_extra for c in ours.choices] == [c.delta.model_extra for c in sdk.choices]
+    assert ours.model_fields_set == sdk.model_fields_set
+
+
+def test_responses_stream_events_are_what_the_sdk_builds() -> None:
+    import httpx2
+    from openai._models import construct_type
+    from openai.types.responses import ResponseStreamEvent
+
+    events: list[dict[str, Any]] = [
+        {
+            "type": "response.output_text.delta",
+            "item_id": "m1",
+            "output_index": 0,
+            "content_index": 0,
+            "delta": "Hi",
+            "sequence_number": 3,
+            "logprobs": [],
+        },
+        {
+            "type": "response.function_call_arguments.delta",
+            "item_id": "f1",
+            "output_index": 1,
+            "delta": '{"a"',
+            "sequence_number": 4,
+        },
+        {"type": "response.something_new", "sequence_number": 5},  # unknown to these types: the SDK's way
+    ]
+    client = RawAsyncOpenAI(base_url="http://127.0.0.1:9/v1", api_key="k")
+    for data in events:
+        ours = client._process_response_data(data=data, cast_to=ResponseStreamEvent, response=httpx2.Response(200))
+        sdk: Any = construct_type(type_=ResponseStreamEvent, value=data)
+        assert type(ours) is type(sdk) and ours.model_dump() == sdk.model_dump()
