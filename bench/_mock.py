@@ -60,4 +60,9 @@ if __name__ == "__main__":
     args = parser.parse_args()
     STREAM_CHUNKS = args.chunks
     chosen = SCRIPTS[args.script]
-    MockLLMServer(chosen).run(on_started=lambda url: print(f"mockllm listening on {url}", flush=True))
+    # Nothing here reads the recorded requests, and a long benchmark would otherwise keep every one of them. A server
+    # with many sessions leaves connections idle for seconds between requests; at uvicorn's 5 s keep-alive one is
+    # now and then closed just as it is reused, and the benchmark servers do not retry (a real provider keeps
+    # connections open for longer).
+    server = MockLLMServer(chosen, record=False, keep_alive_s=120)
+    server.run(on_started=lambda url: print(f"mockllm listening on {url}", flush=True))

@@ -154,8 +154,12 @@ class MockLLMServer:
         models: The names `GET /v1/models` lists (unless `ollama_models` are given).
         ollama_models: The models Ollama's native API (`/api/tags`, `/api/show`) and `GET /v1/models` report.
         api_keys: When set, model requests and the model listings must carry one of these keys or get a 401.
+        record: Keep every request for `requests`. Benchmarks that send thousands of large requests turn it off, so
+            the mock's memory (and its garbage collector's pauses) stay flat over a long run.
         host: The interface to bind.
         port: The port to bind; 0 picks a free one, found in `port` once started.
+        keep_alive_s: How long an idle keep-alive connection stays open. uvicorn's default of 5 s is far shorter than
+            real providers'; a client that reuses a connection just as it closes gets a connection error.
     """
 
     def __init__(
@@ -165,13 +169,17 @@ class MockLLMServer:
         models: Sequence[str] = DEFAULT_MODELS,
         ollama_models: Sequence[MockOllamaModel] = (),
         api_keys: Collection[str] | None = None,
+        record: bool = True,
         host: str = "127.0.0.1",
         port: int = 0,
+        keep_alive_s: int = 5,
     ) -> None:
         self.host = host
+        self.keep_alive_s = keep_alive_s
         self.port = port
         self._bind_port = port
         self.models = list(models)
+        self.record = record
         self._lock = threading.Lock()
         self._requests: list[MockRequest] = []
         self._script: Script = ()
@@ -242,7 +250,7 @@ class MockLLMServer:
 
     @property
     def requests(self) -> list[MockRequest]:
-        """A snapshot of every request received so far, oldest first."""
+        """A snapshot of every request received so far, oldest first (none when `record` is off)."""
         with self._lock:
             return list(self._requests)
 
@@ -261,7 +269,8 @@ class MockLLMServer:
 
     async def _next_response(self, request: MockRequest) -> MockResponse:
         with self._lock:
-            self._requests.append(request)
+            if self.record:
+                self._requests.append(request)
             script = self._script
             if not callable(script):
                 if self._cursor >= len(script):
@@ -356,7 +365,8 @@ class MockLLMServer:
         if key_error is not None:
             # Recorded so a test can see the request arrived, but it uses up no scripted response.
             with self._lock:
-                self._requests.append(request)
+                if self.record:
+                    self._requests.append(request)
             return _error_response(wire, key_error)
         response = await self._next_response(request)
         if response.delay_s:
@@ -449,6 +459,7 @@ class MockLLMServer:
             log_level="warning",
             log_config=log_config,
             access_log=False,
+            timeout_keep_alive=self.keep_alive_s,
             lifespan="off",
             ws="none",
             timeout_graceful_shutdown=2,
