@@ -69,6 +69,11 @@ if __name__ == "__main__":
     def report_sent() -> None:
         print(f"stream sent {time.monotonic()!r}", flush=True)
 
-    MockLLMServer(chosen, on_stream_sent=report_sent if args.report_sent else None).run(
-        on_started=lambda url: print(f"mockllm listening on {url}", flush=True)
+    # Nothing here reads the recorded requests, and a long benchmark would otherwise keep every one of them. A server
+    # with many sessions leaves connections idle for seconds between requests; at uvicorn's 5 s keep-alive one is
+    # now and then closed just as it is reused, and the benchmark servers do not retry (a real provider keeps
+    # connections open for longer).
+    server = MockLLMServer(
+        chosen, record=False, keep_alive_s=120, on_stream_sent=report_sent if args.report_sent else None
     )
+    server.run(on_started=lambda url: print(f"mockllm listening on {url}", flush=True))

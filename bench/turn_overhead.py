@@ -1,11 +1,18 @@
-"""Server overhead per agent step, against a bare in-process loop on the same zero-latency mock.
+"""Time per turn through the server, against a raw client running the same turn on the same zero-latency mock.
 
-Both sides make the same model requests (streamed, through pydantic-ai's OpenAI chat adapter) to the same mock
-process and run the same tool objects on the same workspace; each turn is three tool steps and a final answer.
-The server side adds everything Cowork does: JSON-RPC over a WebSocket, the event log in SQLite (write before
-tell), message history, fan-out to the client. Prints the figure and the ratio (target for the foundation: ≤ 2.0).
+Every side makes the same streamed Chat Completions requests to the same mock process (each turn: glob → grep →
+read → answer, four requests) and runs the same tool objects on the same workspace:
 
-    uv run python bench/turn_overhead.py [--turns 30]
+- the raw floor (`bench/_floor.py`): httpx, its own SSE parsing, wire dicts appended to a list;
+- pydantic-ai's direct API with the same tools (the floor this bench used to have; printed for reference);
+- the Cowork server: JSON-RPC over a WebSocket, the runtime, the event log in SQLite (write before tell), message
+  history, fan-out to the client.
+
+Each side runs pairs of turns: a turn in a fresh session, then a second turn in the same session (its requests
+carry the first turn's history). Rounds are interleaved so drift in the machine's load hits every side alike.
+Prints the medians and the ratios (target: a turn through the server within 15x the raw floor).
+
+    uv run python bench/turn_overhead.py [--rounds 5] [--turns 20]
 """
 
 from __future__ import annotations
@@ -14,12 +21,11 @@ import argparse
 import asyncio
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
-from datetime import date
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic_ai import direct
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart, UserPromptPart
@@ -28,7 +34,8 @@ from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.tools import ToolDefinition
 
-from cowork.prompts import PromptVariables, render_system_prompt
+from _floor import QUESTION, RawLoop, system_prompt
+from _harness import make_workspace, served_turn, start_mock, stop_mock
 from cowork.testing.client import EventClient
 from cowork.testing.server import ServerProcess, provider_env
 from cowork.tools import ToolContext, builtin_tools
@@ -36,28 +43,10 @@ from cowork.tools import ToolContext, builtin_tools
 STEPS_PER_TURN = 4  # three tool steps and the answer
 
 
-def make_workspace(root: Path) -> Path:
-    ws = root / "ws"
-    (ws / "src").mkdir(parents=True)
-    (ws / "src" / "app.py").write_text("def main():\n    return 42\n", encoding="utf-8")
-    for i in range(30):
-        (ws / "src" / f"mod{i}.py").write_text(f"def f{i}():\n    return {i}\n" * 20, encoding="utf-8")
-    return ws
-
-
-def start_mock() -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, str(Path(__file__).with_name("_mock.py"))], stdout=subprocess.PIPE, text=True
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    return proc, line.rsplit(" ", 1)[1].strip()
-
-
 class BareLoop:
-    """The baseline: pydantic-ai's direct API and the same tool objects, in this process, no server."""
+    """pydantic-ai's direct API and the same tool objects, in this process, no server."""
 
-    def __init__(self, base_url: str, workspace: Path) -> None:
+    def __init__(self, base_url: str, workspace: Path, home: Path) -> None:
         self.registry = builtin_tools()
         tool_defs = [
             ToolDefinition(name=s.name, description=s.description, parameters_json_schema=s.parameters_json_schema)
@@ -65,17 +54,14 @@ class BareLoop:
         ]
         self.params = ModelRequestParameters(function_tools=tool_defs)
         self.ctx = ToolContext(workspace=workspace)
-        # The same system prompt the server sends, so both sides make identical requests.
-        self.prompt = render_system_prompt(
-            PromptVariables(
-                str(workspace), str(workspace), str(workspace / "uploads"), "openai:mock-model", date.today()
-            )
-        )
+        # The same system prompt the server sends, so every side makes the same requests.
+        self.prompt = system_prompt(workspace, home)
         self.provider = OpenAIProvider(base_url=base_url, api_key="bench")
         self.model = OpenAIChatModel("mock-model", provider=self.provider)
 
-    async def turn(self) -> None:
-        history: list[ModelMessage] = [ModelRequest(parts=[UserPromptPart("where is main?")], instructions=self.prompt)]
+    async def turn(self, history: list[ModelMessage] | None = None) -> list[ModelMessage]:
+        history = [] if history is None else history
+        history.append(ModelRequest(parts=[UserPromptPart(QUESTION)], instructions=self.prompt))
         while True:
             async with direct.model_request_stream(self.model, history, model_request_parameters=self.params) as stream:
                 async for _event in stream:
@@ -84,7 +70,7 @@ class BareLoop:
             history.append(response)
             calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
             if not calls:
-                return
+                return history
             results = []
             for call in calls:
                 tool = self.registry.get(call.tool_name)
@@ -101,67 +87,114 @@ class ServedLoop:
         self.client = client
         self.sessions = iter(sessions)
 
-    async def turn(self) -> None:
-        # A fresh session per turn, as the bare loop starts each turn with a fresh history (the SDK's request
-        # encoding grows with the history, which would otherwise swamp what is measured here).
-        session_id = next(self.sessions)
-        started = await self.client.call(
-            "turn/start", {"sessionId": session_id, "text": "where is main?", "clientMessageId": session_id}
-        )
-        status = await self.client.wait_turn_end(started["operationId"], within=60)
-        assert status == "done", status
+    async def turn(self, session_id: str | None = None) -> str:
+        session_id = next(self.sessions) if session_id is None else session_id
+        await served_turn(self.client, session_id, within=60)
+        return session_id
 
 
-async def timed_turns(loop: BareLoop | ServedLoop, count: int) -> list[float]:
-    times = []
-    for _ in range(count):
-        start = time.perf_counter()
-        await loop.turn()
-        times.append(time.perf_counter() - start)
-    return times
+T = TypeVar("T")
+
+
+async def timed_pair(
+    first: Callable[[], Awaitable[T]], second: Callable[[T], Awaitable[object]]
+) -> tuple[float, float]:
+    """Times a turn in a fresh session, then a second turn in the same session (`second` gets what `first` returned)."""
+    start = time.perf_counter()
+    state = await first()
+    middle = time.perf_counter()
+    await second(state)
+    return middle - start, time.perf_counter() - middle
+
+
+class Times:
+    def __init__(self) -> None:
+        self.fresh: list[float] = []
+        self.second: list[float] = []
+
+    async def add(self, pair: Callable[[], Awaitable[tuple[float, float]]], count: int) -> None:
+        for _ in range(count):
+            fresh, second = await pair()
+            self.fresh.append(fresh)
+            self.second.append(second)
+
+    def medians_ms(self) -> tuple[float, float]:
+        return statistics.median(self.fresh) * 1e3, statistics.median(self.second) * 1e3
 
 
 async def main(rounds: int, turns: int) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         workspace = make_workspace(root)
+        home = root / "home"
         mock, url = start_mock()
-        bare_times: list[float] = []
-        served_times: list[float] = []
+        raw_times, bare_times, served_times = Times(), Times(), Times()
+        by_round: list[float] = []
         try:
-            bare = BareLoop(url + "/v1", workspace)
-            with ServerProcess(root / "home", workspace, env=provider_env("openai", url + "/v1")) as server:
+            raw = RawLoop(url + "/v1", workspace, home=home)
+            bare = BareLoop(url + "/v1", workspace, home)
+
+            def raw_pair() -> Awaitable[tuple[float, float]]:
+                return timed_pair(raw.turn, raw.turn)
+
+            def bare_pair() -> Awaitable[tuple[float, float]]:
+                return timed_pair(bare.turn, bare.turn)
+
+            with ServerProcess(home, workspace, env=provider_env("openai", url + "/v1")) as server:
                 client = await EventClient.connect(server.address)
                 sessions = [(await client.call("session/create", {}))["id"] for _ in range(rounds * turns + 2)]
                 served = ServedLoop(client, sessions)
-                # Warm-up: imports, connection pools and first-request costs are not per-step overhead.
-                await timed_turns(bare, 2)
-                await timed_turns(served, 2)
-                # Interleaved rounds, so drift in the machine's load affects both sides alike.
+
+                def served_pair() -> Awaitable[tuple[float, float]]:
+                    return timed_pair(served.turn, served.turn)
+
+                # Warm-up: imports, connection pools and first-request costs are not per-turn overhead.
+                await Times().add(raw_pair, 2)
+                await Times().add(bare_pair, 2)
+                await Times().add(served_pair, 2)
+                raw.tool_seconds = 0.0
                 for _ in range(rounds):
-                    bare_times += await timed_turns(bare, turns)
-                    served_times += await timed_turns(served, turns)
+                    await raw_times.add(raw_pair, turns)
+                    await bare_times.add(bare_pair, turns)
+                    await served_times.add(served_pair, turns)
+                    by_round.append(statistics.median(served_times.fresh[-turns:]) * 1e3)
                 await client.close()
+            await raw.aclose()
             await bare.provider.__aexit__(None, None, None)
         finally:
-            mock.terminate()
-            mock.wait()
-    bare_step = statistics.median(bare_times) / STEPS_PER_TURN * 1e3
-    served_step = statistics.median(served_times) / STEPS_PER_TURN * 1e3
-    ratio = served_step / bare_step
+            stop_mock(mock)
+    raw_fresh, raw_second = raw_times.medians_ms()
+    bare_fresh, bare_second = bare_times.medians_ms()
+    served_fresh, served_second = served_times.medians_ms()
     print(
-        f"turns: {len(bare_times)} per side in {rounds} interleaved rounds, {STEPS_PER_TURN} steps and 3 tool calls each"
+        f"turns: {len(raw_times.fresh)} pairs per side in {rounds} interleaved rounds (a turn in a fresh session, then "
+        f"a 2nd turn in it); {STEPS_PER_TURN} streamed requests and 3 tool calls per turn"
     )
-    print(f"bare loop (pydantic_ai.direct + the same tools, in process): {bare_step:.2f} ms/step (median)")
-    print(f"cowork server (WebSocket, event log, history):             {served_step:.2f} ms/step (median)")
-    print(f"server overhead per step: {served_step - bare_step:.2f} ms")
-    print(f"ratio server/bare: {ratio:.2f} (target <= 2.0)")
-    return ratio
+    print(f"raw floor (httpx, own SSE parsing, same tools):   fresh {raw_fresh:7.2f} ms, 2nd turn {raw_second:7.2f} ms")
+    tools_ms = raw.tool_seconds / (2 * len(raw_times.fresh)) * 1e3
+    print(f"  of which the tools (the same on every side): {tools_ms:.2f} ms per turn (mean)")
+    print(
+        f"pydantic-ai loop (direct API, same tools):        fresh {bare_fresh:7.2f} ms, 2nd turn {bare_second:7.2f} ms"
+    )
+    print(
+        f"cowork server (WebSocket, event log, history):    fresh {served_fresh:7.2f} ms, 2nd turn {served_second:7.2f} ms"
+    )
+    # A server that slows down as its database fills up shows it here (every turn adds a session and its events).
+    print(f"server fresh turn by round: {', '.join(f'{ms:.0f}' for ms in by_round)} ms (median)")
+    print(f"server per step (median / {STEPS_PER_TURN}): fresh {served_fresh / STEPS_PER_TURN:.2f} ms")
+    print(f"server overhead per turn over the raw floor: 2nd turn {served_second - raw_second:.2f} ms")
+    ratio_raw = served_second / raw_second
+    print(f"ratio server/raw: 2nd turn {ratio_raw:.2f}, fresh {served_fresh / raw_fresh:.2f} (target <= 15)")
+    print(f"ratio server/bare: {served_fresh / bare_fresh:.2f}, 2nd turn {served_second / bare_second:.2f}")
+    print(f"ratio bare/raw: {bare_fresh / raw_fresh:.2f}, 2nd turn {bare_second / raw_second:.2f}")
+    return ratio_raw
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--turns", type=int, default=int(os.environ.get("BENCH_TURNS", "20")), help="turns per round")
+    parser.add_argument(
+        "--turns", type=int, default=int(os.environ.get("BENCH_TURNS", "20")), help="turn pairs per round and side"
+    )
     args = parser.parse_args()
     asyncio.run(main(args.rounds, args.turns))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ def test_turn_overhead_runs_and_reports_a_ratio() -> None:
         timeout=180,
     )
     assert result.returncode == 0, result.stderr
+    assert "ratio server/raw: 2nd turn" in result.stdout
     assert "ratio server/bare:" in result.stdout
 
 
@@ -68,3 +70,51 @@ def test_mcp_bench_runs_and_reports_a_ratio() -> None:
     assert result.returncode == 0, result.stderr
     assert "ratio cowork/direct:" in result.stdout
     assert "ratio mcp-turn/builtin-turn:" in result.stdout
+
+
+def test_long_session_runs_and_reports_ratios() -> None:
+    result = subprocess.run(
+        [sys.executable, str(BENCH / "long_session.py"), "--turns", "3"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "server: turns 1: " in result.stdout and "ratio late/early:" in result.stdout
+    assert "server CPU per turn:" in result.stdout
+    assert "ratio server/raw (early|late):" in result.stdout
+
+
+def test_concurrency_bench_runs_and_reports_throughput() -> None:
+    result = subprocess.run(
+        [sys.executable, str(BENCH / "concurrency.py"), "--sessions", "2", "--turns", "1"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "2 sessions x 1 turns,         cowork:" in result.stdout
+    assert "turns/s, p50" in result.stdout and "peak RSS" in result.stdout and "errors 0;" in result.stdout
+    assert "ratio raw/cowork turns/s, by sessions: 2:" in result.stdout
+
+
+def _worktrees() -> str:
+    return subprocess.run(["git", "-C", str(BENCH), "worktree", "list"], capture_output=True, text=True).stdout
+
+
+@pytest.mark.skipif(
+    shutil.which("git") is None
+    or subprocess.run(["git", "-C", str(BENCH), "rev-parse"], capture_output=True).returncode != 0,
+    reason="needs a git checkout",
+)
+def test_concurrency_bench_compares_with_another_revision_and_removes_its_worktree() -> None:
+    before = _worktrees()
+    result = subprocess.run(
+        [sys.executable, str(BENCH / "concurrency.py"), "--sessions", "2", "--turns", "1", "--compare", "HEAD"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "ratio ours/HEAD@" in result.stdout and "turns/s: 2:" in result.stdout
+    assert _worktrees() == before

@@ -406,6 +406,15 @@ def test_bad_request_body_is_a_400(mock: MockLLMServer) -> None:
     assert mock.requests == []
 
 
+def test_unrecorded_requests_are_answered_but_not_kept() -> None:
+    with MockLLMServer([MockResponse(text="one"), MockResponse(text="two")], record=False) as mock:
+        for expected in ("one", "two"):
+            reply = httpx.post(mock.openai_base_url + "/chat/completions", json={"model": "m", "messages": []})
+            assert reply.json()["choices"][0]["message"]["content"] == expected
+        assert mock.requests == []
+        assert mock.remaining == 0
+
+
 def test_delay(mock: MockLLMServer) -> None:
     mock.set_script([MockResponse(text="slow", delay_s=0.2)])
     started = time.monotonic()

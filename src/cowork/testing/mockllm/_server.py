@@ -154,10 +154,14 @@ class MockLLMServer:
         models: The names `GET /v1/models` lists (unless `ollama_models` are given).
         ollama_models: The models Ollama's native API (`/api/tags`, `/api/show`) and `GET /v1/models` report.
         api_keys: When set, model requests and the model listings must carry one of these keys or get a 401.
+        record: Keep every request for `requests`. Benchmarks that send thousands of large requests turn it off, so
+            the mock's memory (and its garbage collector's pauses) stay flat over a long run.
         host: The interface to bind.
         port: The port to bind; 0 picks a free one, found in `port` once started.
         on_stream_sent: Called on the server's loop once a streamed response's last byte went to the socket
             (benchmarks time how long the client takes from there).
+        keep_alive_s: How long an idle keep-alive connection stays open. uvicorn's default of 5 s is far shorter than
+            real providers'; a client that reuses a connection just as it closes gets a connection error.
     """
 
     def __init__(
@@ -167,15 +171,19 @@ class MockLLMServer:
         models: Sequence[str] = DEFAULT_MODELS,
         ollama_models: Sequence[MockOllamaModel] = (),
         api_keys: Collection[str] | None = None,
+        record: bool = True,
         host: str = "127.0.0.1",
         port: int = 0,
         on_stream_sent: Callable[[], None] | None = None,
+        keep_alive_s: int = 5,
     ) -> None:
         self.host = host
         self.on_stream_sent = on_stream_sent
+        self.keep_alive_s = keep_alive_s
         self.port = port
         self._bind_port = port
         self.models = list(models)
+        self.record = record
         self._lock = threading.Lock()
         self._requests: list[MockRequest] = []
         self._script: Script = ()
@@ -246,7 +254,7 @@ class MockLLMServer:
 
     @property
     def requests(self) -> list[MockRequest]:
-        """A snapshot of every request received so far, oldest first."""
+        """A snapshot of every request received so far, oldest first (none when `record` is off)."""
         with self._lock:
             return list(self._requests)
 
@@ -265,7 +273,8 @@ class MockLLMServer:
 
     async def _next_response(self, request: MockRequest) -> MockResponse:
         with self._lock:
-            self._requests.append(request)
+            if self.record:
+                self._requests.append(request)
             script = self._script
             if not callable(script):
                 if self._cursor >= len(script):
@@ -360,7 +369,8 @@ class MockLLMServer:
         if key_error is not None:
             # Recorded so a test can see the request arrived, but it uses up no scripted response.
             with self._lock:
-                self._requests.append(request)
+                if self.record:
+                    self._requests.append(request)
             return _error_response(wire, key_error)
         response = await self._next_response(request)
         if response.delay_s:
@@ -455,6 +465,7 @@ class MockLLMServer:
             log_level="warning",
             log_config=log_config,
             access_log=False,
+            timeout_keep_alive=self.keep_alive_s,
             lifespan="off",
             ws="none",
             timeout_graceful_shutdown=2,
