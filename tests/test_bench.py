@@ -68,3 +68,16 @@ def test_mcp_bench_runs_and_reports_a_ratio() -> None:
     assert result.returncode == 0, result.stderr
     assert "ratio cowork/direct:" in result.stdout
     assert "ratio mcp-turn/builtin-turn:" in result.stdout
+
+
+def test_startup_bench_runs_and_reports_ratios() -> None:
+    result = subprocess.run(
+        [sys.executable, str(BENCH / "startup.py"), "--spawns", "1", "--warm-turns", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "spawn to initialize:" in result.stdout and "(floor python start" in result.stdout
+    assert "first turn / warm turn:" in result.stdout
+    assert "warning" not in result.stderr  # every server logged its warm-up done
