@@ -9,17 +9,15 @@ import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypeAlias, TypeVar
+from typing import Literal, TypeVar
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
+from pathspec import GitIgnoreSpec
 
 from cowork.policy import BraceError, class_end
 from cowork.policy import expand_braces as _expand_braces
-
-if TYPE_CHECKING:
-    from pathspec import GitIgnoreSpec
 
 __all__ = [
     "FILE_TOOLS_LIMITER",
@@ -259,13 +257,11 @@ class WalkedFile:
     """The directory entry, whose `stat()` is cached (None only for an explicitly named start file)."""
 
 
-_Rules: TypeAlias = "tuple[tuple[str, GitIgnoreSpec], ...]"
+_Rules = tuple[tuple[str, GitIgnoreSpec], ...]
 """(directory with trailing slash, compiled .gitignore) pairs, outermost first."""
 
 
 def _load_gitignore(directory: str) -> GitIgnoreSpec | None:
-    from pathspec import GitIgnoreSpec  # loads with the first walk, not with the tools at start-up
-
     try:
         with open(os.path.join(directory, ".gitignore"), encoding="utf-8", errors="replace") as handle:
             lines = handle.read().splitlines()
