@@ -118,3 +118,16 @@ def test_concurrency_bench_compares_with_another_revision_and_removes_its_worktr
     assert result.returncode == 0, result.stderr
     assert "ratio ours/HEAD@" in result.stdout and "turns/s: 2:" in result.stdout
     assert _worktrees() == before
+
+
+def test_startup_bench_runs_and_reports_ratios() -> None:
+    result = subprocess.run(
+        [sys.executable, str(BENCH / "startup.py"), "--spawns", "1", "--warm-turns", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "spawn to initialize:" in result.stdout and "(floor python start" in result.stdout
+    assert "first turn / warm turn:" in result.stdout
+    assert "warning" not in result.stderr  # every server logged its warm-up done

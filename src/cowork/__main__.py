@@ -6,10 +6,12 @@ import argparse
 import sys
 from pathlib import Path
 
+# Argument definitions only: each command imports what it runs once it is chosen (below), so `cowork serve` loads
+# no client and `cowork --help` neither client nor server.
+from cowork.clients.cli.args import add_repl_arguments, add_run_parser
+
 
 def _parser() -> argparse.ArgumentParser:
-    from cowork.clients.cli.main import add_repl_arguments
-
     parser = argparse.ArgumentParser(prog="cowork", description="Cowork: a local-first AI coworker.")
     add_repl_arguments(parser)
     sub = parser.add_subparsers(dest="command")
@@ -26,8 +28,6 @@ def _parser() -> argparse.ArgumentParser:
     policy.add_argument("policy_args", nargs=argparse.REMAINDER, help="check COMMAND | check - [--allow P] [--deny P]")
     protocol = sub.add_parser("protocol", help="protocol tools")
     protocol.add_argument("action", choices=["docs"], help="docs: print docs/protocol.md")
-    from cowork.clients.cli.main import add_run_parser
-
     add_run_parser(sub)
     return parser
 

@@ -1,14 +1,22 @@
 """The composition root: builds the store, the journal and the services, and starts and stops them.
 
 Transport-free: the server adapts JSON-RPC to these objects, and tests can drive them directly.
+
+Building and starting a core imports only what answering requests needs; what a turn needs (pydantic-ai's model
+layer, the provider's SDK, the shell parser) loads with the first turn, or earlier with `warm_up`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import importlib
 import logging
 import os
-from collections.abc import Mapping
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
 
 import anyio.to_thread
 
@@ -17,10 +25,14 @@ from cowork.credentials import CredentialStore
 from cowork.mcp import McpHypervisor, Notices
 from cowork.mcp._oauth import OAuthManager
 from cowork.mcp.install import InstallService
-from cowork.models import ModelCache, ModelSelector
+from cowork.models import ModelCache, ModelSelector, ModelTarget, estimate_cost
+from cowork.models import preload as preload_model
 from cowork.policy import ToolPolicies
+from cowork.prompts import gather_prompt_extras
+from cowork.protocol import ProtocolError
 from cowork.providers import ModelChoices, ProviderService
 from cowork.runtime import RunnerDeps, Runtime, TurnRouter
+from cowork.runtime import preload as preload_runtime
 from cowork.sandbox import find_bwrap
 from cowork.sessions import EventBus, Journal, SessionService, SessionSettings, TodoList
 from cowork.store import Database
@@ -157,6 +169,29 @@ class Core:
         await self.mcp.start()
         await self.mcp_installs.load()
 
+    async def warm_up(self) -> None:
+        """Load now what the first turn would: pydantic-ai's model layer and the executors, the default provider's
+        SDK, its model and HTTP client, its prices, the shell parser, the workspace's skills and memory files. Never
+        raises: on failure the first turn loads them.
+
+        The imports run in a thread of their own, so requests are answered meanwhile (slower while it runs: imports
+        hold the GIL in turns). Cancelling this stops waiting for them, not the thread.
+        """
+        started = time.perf_counter()
+        try:
+            target: ModelTarget | None = self.selector.resolve(None, None)
+        except ProtocolError:
+            target = None  # no provider connected yet: the model layer still loads
+        try:
+            await _in_daemon_thread(lambda: _preload(target, self.workspace, self.paths.home), name="cowork-warm-up")
+            if target is not None:
+                await self.models.get(target)
+        except Exception:
+            log.warning("warming up failed; the first turn loads what it needs itself", exc_info=True)
+            return
+        what = f"{target.provider}:{target.model}" if target is not None else "no provider"
+        log.info("provider stack warmed in %.2f s (%s)", time.perf_counter() - started, what)
+
     async def stop(self) -> None:
         await self.runtime.shutdown()
         await self.mcp_installs.aclose()
@@ -166,3 +201,44 @@ class Core:
         await self.models.aclose()
         await self.providers.aclose()
         self.db.close()
+
+
+def _preload(target: ModelTarget | None, workspace: Path, home: Path) -> None:
+    from cowork.policy import classify
+
+    preload_runtime()
+    if target is not None:
+        preload_model(target)
+        estimate_cost(target.provider, target.model, input_tokens=1000, output_tokens=100)  # the price table
+    classify("true")  # the shell parser, which the first `bash` call's approval needs
+    gather_prompt_extras(workspace, home)  # the first turn's system prompt: skills (YAML) and memory, cached
+
+
+def _in_daemon_thread(work: Callable[[], None], *, name: str) -> asyncio.Future[None]:
+    """Run blocking `work` in a thread of its own; the future settles with its outcome.
+
+    Not a worker of the bounded pool: an import cannot be interrupted, and a daemon thread is one the interpreter
+    does not wait for, so a server stopping during the warm-up exits at once.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[None] = loop.create_future()
+
+    def settle(error: BaseException | None) -> None:
+        if future.done():
+            return  # the waiter was cancelled
+        if error is None:
+            future.set_result(None)
+        else:
+            future.set_exception(error)
+
+    def run() -> None:
+        error: BaseException | None = None
+        try:
+            work()
+        except BaseException as exc:  # even SystemExit from an import: it must not end the server's loop
+            error = exc if isinstance(exc, Exception) else RuntimeError(f"stopped by {exc!r}")
+        with contextlib.suppress(RuntimeError):  # the loop closed first: nobody waits any more
+            loop.call_soon_threadsafe(settle, error)
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return future

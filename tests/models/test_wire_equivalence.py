@@ -105,7 +105,7 @@ async def test_anthropic_body_is_what_the_sdk_sends(mock_llm: MockLLMServer) -> 
     from pydantic_ai.models.anthropic import AnthropicModel
     from pydantic_ai.providers.anthropic import AnthropicProvider
 
-    from cowork.models._raw import RawAsyncAnthropic
+    from cowork.models._raw_anthropic import RawAsyncAnthropic
 
     mock_llm.set_script(lambda _request: MockResponse(text="Nothing new."))
     answers = []

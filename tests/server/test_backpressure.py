@@ -56,8 +56,9 @@ async def test_slow_client_loses_only_deltas_and_replay_recovers_them(
                 }
             )
         )
-        # Let the whole turn run while the slow client reads nothing.
-        await asyncio.sleep(0.5)
+        # Let the whole turn run while the slow client reads nothing. (Waited for, not slept on: a fresh server's first
+        # turn may still be loading the model layer.)
+        await control.wait_for(lambda events: any(isinstance(e.payload, UserMessage) for e in events), within=60)
         operation = next(e.payload.operation_id for e in control.events if isinstance(e.payload, UserMessage))
         assert await control.wait_turn_end(operation, within=120) == "done"
 

@@ -116,7 +116,7 @@ def ensure_server(
         found = discover_server(home)
         if found is not None:
             return found
-        time.sleep(0.1)
+        time.sleep(0.02)  # the server writes its file once it answers; the sooner it is seen, the sooner we attach
     tail = log_path.read_text(encoding="utf-8", errors="replace")[-2000:]
     raise RuntimeError(f"The Cowork server did not start within {timeout:.0f} s. Its log says:\n{tail}")
 

@@ -1,20 +1,24 @@
-"""The credential store: secrets in the OS keyring when there is a usable one, else in a 0600 file under `auth/`."""
+"""The credential store: secrets in the OS keyring when there is a usable one, else in a 0600 file under `auth/`.
+
+Finding the keyring (importing keyring, which loads and asks every backend: D-Bus, macOS, Windows, KWallet) takes
+a noticeable part of a second, so under `auto` it happens at the first use of the store, and a home where nothing
+was ever stored answers `names()` without it.
+"""
 
 from __future__ import annotations
 
 import functools
 import importlib
 import logging
+import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, NoReturn
-
-import keyring
-from keyring.backend import KeyringBackend
-from keyring.backends import chainer, fail
-from keyring.errors import KeyringError
+from typing import TYPE_CHECKING, Literal, NoReturn
 
 from ._file import CredentialError, locked, read_document, write_document
+
+if TYPE_CHECKING:
+    from keyring.backend import KeyringBackend
 
 __all__ = ["CredentialInfo", "CredentialStore"]
 
@@ -62,26 +66,45 @@ class CredentialStore:
         # Scoped by home so that two homes (a test's and the user's) never share a keyring entry.
         self._service = f"cowork:{home.resolve()}"
         self._strict = backend == "keyring"
-        self._keyring: KeyringBackend | None = None
-        if backend != "file":
-            candidate = keyring_backend if keyring_backend is not None else keyring.get_keyring()
-            problem = _unusable(candidate)
-            if problem is None:
-                self._keyring = candidate
-            elif self._strict:
-                raise CredentialError(f"No usable OS keyring: {problem}.")
+        self._candidate = keyring_backend
+        self._looked = backend == "file"
+        """Whether the keyring was looked for (the file backend never looks)."""
+        self._found: KeyringBackend | None = None
+        self._looking = threading.Lock()
+        """Callers run in worker threads: the first two must not both decide (one could see no keyring yet)."""
+        if self._strict:
+            self._keyring()  # no usable keyring is an error now, not at the first secret
+
+    def _keyring(self) -> KeyringBackend | None:
+        """The keyring in use, looked for the first time it is needed; None: the file is in use."""
+        if not self._looked:
+            with self._looking:
+                if not self._looked:
+                    if self._candidate is not None:
+                        candidate = self._candidate
+                    else:
+                        import keyring
+
+                        candidate = keyring.get_keyring()
+                    problem = _unusable(candidate)
+                    if problem is None:
+                        self._found = candidate
+                    elif self._strict:
+                        raise CredentialError(f"No usable OS keyring: {problem}.")
+                    self._looked = True
+        return self._found
 
     @property
     def info(self) -> CredentialInfo:
         """Where this store keeps secrets now (a keyring that failed under `auto` has been replaced by the file)."""
-        if self._keyring is not None:
-            return CredentialInfo("keyring", f"keyring ({self._keyring.name})")
+        if (ring := self._keyring()) is not None:
+            return CredentialInfo("keyring", f"keyring ({ring.name})")
         return CredentialInfo("file", str(self._file))
 
     def get(self, name: str) -> str | None:
         """The secret stored under `name`, or None."""
         _check_name(name)
-        if (ring := self._keyring) is not None:
+        if (ring := self._keyring()) is not None:
             try:
                 return ring.get_password(self._service, name)
             except _keyring_failures() as e:
@@ -97,7 +120,7 @@ class CredentialStore:
         """
         _check_name(name)
         _check_secret(secret)
-        if (ring := self._keyring) is not None:
+        if (ring := self._keyring()) is not None:
             try:
                 ring.set_password(self._service, name, secret)
             except _keyring_failures() as e:
@@ -113,7 +136,7 @@ class CredentialStore:
     def delete(self, name: str) -> bool:
         """Remove the secret under `name`; True when there was one."""
         _check_name(name)
-        if (ring := self._keyring) is not None:
+        if (ring := self._keyring()) is not None:
             try:
                 # Keyrings report a missing entry with the same PasswordDeleteError as a real failure: look first.
                 present = ring.get_password(self._service, name) is not None
@@ -133,7 +156,9 @@ class CredentialStore:
 
     def names(self) -> list[str]:
         """The names stored, sorted (never the secrets)."""
-        if self._keyring is not None:
+        if not self._looked and not self._index.exists() and not self._file.exists():
+            return []  # nothing was ever stored, whichever backend: no need to look for the keyring
+        if self._keyring() is not None:
             return self._names()  # a keyring cannot list its entries; the index can
         return sorted(self._secrets())
 
@@ -144,7 +169,7 @@ class CredentialStore:
         log.warning(
             "The OS keyring (%s) could not %s %r (%s); using %s instead.", ring.name, action, name, error, self._file
         )
-        self._keyring = None
+        self._found = None
 
     def _secrets(self) -> dict[str, str]:
         value = read_document(self._file, "secrets")
@@ -171,6 +196,8 @@ class CredentialStore:
 
 def _unusable(ring: KeyringBackend) -> str | None:
     """Why `ring` cannot hold secrets, or None when it can."""
+    from keyring.backends import chainer, fail
+
     if isinstance(ring, fail.Keyring):
         return "keyring found no backend (on Linux, run a Secret Service such as gnome-keyring or KeePassXC)"
     if isinstance(ring, chainer.ChainerBackend):
@@ -186,6 +213,8 @@ def _unusable(ring: KeyringBackend) -> str | None:
 @functools.cache
 def _keyring_failures() -> tuple[type[Exception], ...]:
     """KeyringError, plus the D-Bus and socket errors the Secret Service backend lets through when the service dies."""
+    from keyring.errors import KeyringError
+
     failures: list[type[Exception]] = [KeyringError, OSError]
     for module, name in [
         ("secretstorage.exceptions", "SecretStorageException"),

@@ -10,10 +10,9 @@ from collections.abc import Coroutine
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
-import mcp_types
 
 from cowork.config import EnvironmentConfig, McpConfig, WorkspaceTrust
 from cowork.policy import ServerPolicy
@@ -39,6 +38,9 @@ from ._notices import Notices
 from ._secrets import SecretLookup
 from ._server import AuthProvider, McpServer, McpUnavailable
 from ._tool import McpTool
+
+if TYPE_CHECKING:
+    import mcp_types
 
 __all__ = ["McpHypervisor", "trust_key"]
 
@@ -142,8 +144,7 @@ class McpHypervisor:
         await self._db.write(save)
         for config in merged:
             old = stored.get(config.name)
-            cached = [mcp_types.Tool.model_validate(t) for t in (old.tools if old else [])]
-            self._servers[config.name] = self._make(config, cached)
+            self._servers[config.name] = self._make(config, _cached_tools(old.tools) if old else [])
         for server in self._servers.values():
             self._settle(server)
             self._register_tools(server)
@@ -482,7 +483,16 @@ async def _no_tools(_server: McpServer) -> None:
     return None
 
 
+def _cached_tools(tools: list[dict[str, Any]]) -> list[mcp_types.Tool]:
+    """The tool list a server had when it last ran (shown and offered before it starts again)."""
+    if not tools:
+        return []
+    import mcp_types  # not before it is needed: with no MCP server configured, the SDK never loads
+
+    return [mcp_types.Tool.model_validate(t) for t in tools]
+
+
 def _sweep(lock_dir: Path, grace: float) -> list[int]:
-    from ._process import sweep_orphans
+    from ._lockfiles import sweep_orphans
 
     return sweep_orphans(lock_dir, grace=grace)

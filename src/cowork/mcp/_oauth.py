@@ -6,6 +6,9 @@ stored token, refreshes it when it has expired, and raises `AuthorizationRequire
 when there is no usable token (the server is then `auth_required`). `OAuthManager.start` runs the interactive
 sign-in: it returns the authorization URL for the client to open (the CLI prints it, the web UI opens it), and a
 loopback HTTP server on 127.0.0.1 receives the code.
+
+The SDK is imported where it is used (the provider subclass lives in `_oauth_provider`): a server with no HTTP MCP
+server to sign in to never loads it.
 """
 
 from __future__ import annotations
@@ -16,18 +19,18 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 import anyio.to_thread
-import httpx2
-from mcp.client.auth import OAuthClientProvider, TokenStorage
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
-from pydantic import AnyUrl
 
 from cowork.credentials import CredentialStore
 
 from .install._probe import ProbeFailed, ServerSpec, list_tools
+
+if TYPE_CHECKING:
+    import httpx2
+    from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
 __all__ = [
     "AuthorizationRequired",
@@ -63,8 +66,8 @@ class AuthorizationRequired(Exception):
         self.server = server
 
 
-class CredentialTokenStorage(TokenStorage):
-    """The SDK's token storage, kept in the credential store. Remembers when the access token expires, so a
+class CredentialTokenStorage:
+    """The SDK's token storage (its `TokenStorage` protocol), kept in the credential store. Remembers when the access token expires, so a
     restarted Cowork refreshes it instead of sending a dead one."""
 
     def __init__(self, credentials: CredentialStore, server: str) -> None:
@@ -86,6 +89,8 @@ class CredentialTokenStorage(TokenStorage):
         await anyio.to_thread.run_sync(self._credentials.set, name, json.dumps(value))
 
     async def get_tokens(self) -> OAuthToken | None:
+        from mcp.shared.auth import OAuthToken
+
         stored = await self._get(tokens_name(self.server))
         if not isinstance(stored, dict) or "token" not in stored:
             return None
@@ -99,6 +104,8 @@ class CredentialTokenStorage(TokenStorage):
         )
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
+        from mcp.shared.auth import OAuthClientInformationFull
+
         stored = await self._get(client_name(self.server))
         return OAuthClientInformationFull.model_validate(stored) if isinstance(stored, dict) else None
 
@@ -111,32 +118,6 @@ class CredentialTokenStorage(TokenStorage):
             await anyio.to_thread.run_sync(self._credentials.delete, name)
         if tokens:
             self.expires_at = None
-
-
-class _Provider(OAuthClientProvider):
-    """The SDK provider, plus the stored expiry: the SDK restores tokens without it and would treat an old access
-    token as valid until the server refuses it, and a refusal sends it down the full sign-in, not a refresh."""
-
-    def __init__(
-        self,
-        server_url: str,
-        client_metadata: OAuthClientMetadata,
-        token_storage: CredentialTokenStorage,
-        redirect_handler: Callable[[str], Awaitable[None]],
-        callback_handler: Callable[[], Awaitable[AuthorizationCodeResult]],
-    ) -> None:
-        super().__init__(
-            server_url,
-            client_metadata,
-            token_storage,
-            redirect_handler=redirect_handler,
-            callback_handler=callback_handler,
-        )
-        self._token_storage = token_storage
-
-    async def _initialize(self) -> None:
-        await super()._initialize()
-        self.context.token_expiry_time = self._token_storage.expires_at
 
 
 class LoopbackCallback:
@@ -168,6 +149,8 @@ class LoopbackCallback:
             self._server = None
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        from mcp.shared.auth import AuthorizationCodeResult
+
         try:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
             target = head.split(b"\r\n", 1)[0].split(b" ")[1].decode("ascii", "replace")
@@ -232,6 +215,9 @@ class OAuthManager:
         self._flows: dict[str, _Flow] = {}
 
     def _metadata(self, redirect_uri: str) -> OAuthClientMetadata:
+        from mcp.shared.auth import OAuthClientMetadata
+        from pydantic import AnyUrl
+
         return OAuthClientMetadata(
             client_name="Cowork",
             redirect_uris=[AnyUrl(redirect_uri)],
@@ -242,6 +228,7 @@ class OAuthManager:
 
     def auth_provider(self, server: str, url: str) -> httpx2.Auth:
         """The auth the hypervisor connects with: stored tokens, refreshed on expiry; never waits for a person."""
+        from ._oauth_provider import StoredExpiryProvider
 
         async def needs_person(_authorization_url: str) -> None:
             raise AuthorizationRequired(server)
@@ -249,7 +236,7 @@ class OAuthManager:
         async def no_callback() -> AuthorizationCodeResult:
             raise AuthorizationRequired(server)
 
-        return _Provider(
+        return StoredExpiryProvider(
             server_url=url,
             client_metadata=self._metadata(_PLACEHOLDER_REDIRECT),
             token_storage=CredentialTokenStorage(self._credentials, server),
@@ -267,6 +254,8 @@ class OAuthManager:
         Raises:
             ProbeFailed: the server could not be reached or its authorization server failed before a URL.
         """
+        from ._oauth_provider import StoredExpiryProvider
+
         previous = self._flows.pop(server, None)
         if previous is not None:
             previous.task.cancel()
@@ -287,7 +276,7 @@ class OAuthManager:
         async def code() -> AuthorizationCodeResult:
             return await callback.wait(self._timeout)
 
-        provider = _Provider(
+        provider = StoredExpiryProvider(
             server_url=url,
             client_metadata=self._metadata(callback.redirect_uri),
             token_storage=storage,

@@ -1,4 +1,4 @@
-"""stdio MCP server processes: spawn in their own session, a lockfile each, tree kill, and the orphan sweep.
+"""stdio MCP server processes: spawn in their own session, a lockfile each (`_lockfiles`), tree kill.
 
 The SDK's `stdio_client` hides the child process; Cowork needs its pid (status, lockfile) and its stderr (the
 reason a server failed), so this module spawns it and speaks newline-delimited JSON-RPC over its pipes.
@@ -7,8 +7,6 @@ reason a server failed), so this module spawns it and speaks newline-delimited J
 from __future__ import annotations
 
 import contextlib
-import json
-import logging
 import os
 import shutil
 from collections import deque
@@ -21,16 +19,15 @@ from typing import Any
 import anyio
 import anyio.abc
 import mcp_types
-import psutil
 from anyio.streams.text import TextReceiveStream
 from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
 from cowork.processes import stop_tree
 
-__all__ = ["StdioChild", "spawn_stdio", "sweep_orphans"]
+from ._lockfiles import write_lock
 
-log = logging.getLogger(__name__)
+__all__ = ["StdioChild", "spawn_stdio"]
 
 _STDERR_LINES = 40
 
@@ -52,58 +49,6 @@ class StdioChild:
         tail = self.stderr_tail()
         what = f"exited with code {code}" if code is not None else "closed its output"
         return f"The server {what}." + (f" Last stderr: {tail.splitlines()[-1]}" if tail else "")
-
-
-def _process_identity(pid: int) -> float | None:
-    try:
-        return psutil.Process(pid).create_time()
-    except (psutil.NoSuchProcess, psutil.AccessDenied):
-        return None
-
-
-def _lock_path(lock_dir: Path, name: str, pid: int) -> Path:
-    return lock_dir / f"{name}-{pid}.json"
-
-
-def _write_lock(lock_dir: Path, name: str, pid: int) -> Path | None:
-    created = _process_identity(pid)
-    if created is None:
-        return None
-    me = psutil.Process()
-    lock_dir.mkdir(parents=True, exist_ok=True)
-    path = _lock_path(lock_dir, name, pid)
-    data = {"name": name, "pid": pid, "createTime": created, "ownerPid": me.pid, "ownerCreateTime": me.create_time()}
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return path
-
-
-def sweep_orphans(lock_dir: Path, *, grace: float) -> list[int]:
-    """Kill stdio servers a crashed Cowork left behind; return their pids.
-
-    A lockfile's process is killed only if its pid and creation time both match (a reused pid is left alone)
-    and the Cowork that started it is gone. Blocking: call it off the event loop.
-    """
-    killed: list[int] = []
-    if not lock_dir.is_dir():
-        return killed
-    for path in sorted(lock_dir.glob("*.json")):
-        try:
-            data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-            pid, created = int(data["pid"]), float(data["createTime"])
-            owner, owner_created = int(data["ownerPid"]), float(data["ownerCreateTime"])
-        except (OSError, ValueError, KeyError, TypeError):
-            path.unlink(missing_ok=True)
-            continue
-        owner_now = _process_identity(owner)
-        if owner_now is not None and abs(owner_now - owner_created) < 0.01:
-            continue  # its Cowork is still running (another server on the same home): not an orphan
-        now = _process_identity(pid)
-        if now is not None and abs(now - created) < 0.01:
-            log.warning("killing orphaned MCP server %s (pid %d) left by a previous Cowork", data.get("name"), pid)
-            stop_tree(pid, grace=grace, pgid=pid)
-            killed.append(pid)
-        path.unlink(missing_ok=True)
-    return killed
 
 
 def _parse(line: str) -> SessionMessage | Exception:
@@ -143,7 +88,7 @@ async def spawn_stdio(
         start_new_session=True,
     )
     child = StdioChild(pid=process.pid, stderr=deque(maxlen=_STDERR_LINES), exited=anyio.Event(), process=process)
-    lock = _write_lock(lock_dir, name, process.pid)
+    lock = write_lock(lock_dir, name, process.pid)
     on_spawn(child)
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)

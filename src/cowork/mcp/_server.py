@@ -3,6 +3,9 @@
 Each started server has a supervisor task that owns the SDK's context managers (they must be entered and left
 in one task). Tool calls run in the caller's task, so cancelling the caller cancels the request and the SDK tells
 the server (`notifications/cancelled`).
+
+The SDK is imported where a connection is opened or used, not with this module: a server process with no MCP
+server running never loads it.
 """
 
 from __future__ import annotations
@@ -17,26 +20,27 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import httpx2
-import mcp_types
-from mcp.client.sse import sse_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from cowork.backoff import backoff_delay
 from cowork.config import EnvironmentConfig, McpConfig
 from cowork.machines import InvalidTransition, StateMachine
 from cowork.protocol import McpStatus
 from cowork.sandbox import command_environment
-from mcp import ClientSession
 
 from ._config import ServerConfig
 from ._oauth import AuthorizationRequired
-from ._process import StdioChild, spawn_stdio
 from ._secrets import SecretLookup, expand_credentials
+
+if TYPE_CHECKING:
+    import httpx2
+    import mcp_types
+
+    from mcp import ClientSession
+
+    from ._process import StdioChild
 
 __all__ = ["SERVER_MACHINE", "AuthProvider", "McpServer", "McpUnavailable"]
 
@@ -69,6 +73,8 @@ class McpUnavailable(Exception):
 
 
 def _auth_error(exc: BaseException) -> bool:
+    import httpx2
+
     for e in _walk(exc):
         if isinstance(e, AuthorizationRequired):
             return True
@@ -286,6 +292,8 @@ class McpServer:
     async def _connect_and_serve(self, ready: asyncio.Future[_Live]) -> tuple[str | None, bool]:
         """Connect, announce `running`, and serve until stopped (None) or the connection dies (the reason); and
         whether it got to `running`."""
+        from mcp import ClientSession
+
         child: StdioChild | None = None
         ran = False
         try:
@@ -371,6 +379,12 @@ class McpServer:
         return await asyncio.to_thread(lambda: {k: expand_credentials(v, lookup) for k, v in values.items()})
 
     async def _open_transport(self, stack: AsyncExitStack, spawned: Callable[[StdioChild], None]) -> tuple[Any, Any]:
+        from mcp.client.sse import sse_client
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        from ._process import spawn_stdio
+
         config = self.config
         if config.transport == "stdio":
             assert config.command is not None
@@ -408,6 +422,8 @@ class McpServer:
         return read, write
 
     async def _on_message(self, message: Any) -> None:
+        import mcp_types
+
         if isinstance(message, mcp_types.ToolListChangedNotification):
             task = asyncio.get_running_loop().create_task(self._refresh_tools())
             self._background.add(task)

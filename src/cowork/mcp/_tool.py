@@ -1,4 +1,7 @@
-"""An MCP tool as a Cowork tool: `mcp__<server>__<tool>`, the server's inputSchema, results as untrusted data."""
+"""An MCP tool as a Cowork tool: `mcp__<server>__<tool>`, the server's inputSchema, results as untrusted data.
+
+The SDK's types and jsonschema are imported where a call uses them: a server without MCP servers never loads them.
+"""
 
 from __future__ import annotations
 
@@ -6,18 +9,15 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-import jsonschema
-import jsonschema.exceptions
-import jsonschema.protocols
-import jsonschema.validators
-import mcp_types
 from pydantic import BaseModel, ConfigDict
 
 from cowork.policy import ServerPolicy
-from cowork.tools import Tool, ToolContext, ToolError, ToolSpec
-from cowork.tools._net import untrusted_block
+from cowork.tools import Tool, ToolContext, ToolError, ToolSpec, untrusted_block
 
 if TYPE_CHECKING:
+    import jsonschema.protocols
+    import mcp_types
+
     from ._hypervisor import McpHypervisor
 
 __all__ = ["McpArguments", "McpTool", "tool_name"]
@@ -37,6 +37,8 @@ class McpArguments(BaseModel):
 
 
 def _text_of(result: mcp_types.CallToolResult) -> str:
+    import mcp_types
+
     parts: list[str] = []
     for block in result.content:
         if isinstance(block, mcp_types.TextContent):
@@ -82,6 +84,8 @@ class McpTool(Tool[McpArguments]):
         return ToolSpec(name=self.name, description=self.description, parameters_json_schema=schema)
 
     def parse(self, arguments: dict[str, Any]) -> McpArguments:
+        import jsonschema.exceptions
+
         validator = self._validator()
         if validator is not None:
             error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
@@ -93,12 +97,14 @@ class McpTool(Tool[McpArguments]):
     def _validator(self) -> jsonschema.protocols.Validator | None:
         """The server's input schema, checked once and kept (checking it on every call cost milliseconds)."""
         if "_schema_validator" not in self.__dict__:
+            import jsonschema.validators
+
             schema = self.tool.input_schema or {"type": "object"}
             cls = jsonschema.validators.validator_for(schema)
             try:
                 cls.check_schema(schema)
                 self.__dict__["_schema_validator"] = cls(schema)
-            except jsonschema.SchemaError:
+            except jsonschema.exceptions.SchemaError:
                 self.__dict__["_schema_validator"] = None  # a broken schema: let the server judge the arguments
         validator: jsonschema.protocols.Validator | None = self.__dict__["_schema_validator"]
         return validator

@@ -5,8 +5,8 @@ schema) and (2) maps the whole message history to the provider's wire form again
 step after step and a history that only grows, so both were repeated for nothing, and (2) made a request's cost
 grow with the session's length. Here:
 
-- `SchemasOnce` keeps the last fitted tool parameters and returns them while the request parameters are equal to
-  the last ones (an equality check); a different tool set, output mode or thinking setting fits them afresh.
+- `SchemasOnce` (in `_schemas`, for every family) keeps the last fitted tool parameters and returns them while the
+  request parameters are equal to the last ones; a different tool set, output mode or thinking setting refits them.
 - The OpenAI models remember each history message's wire items by the message's identity (`IdentityMemo`:
   messages are never changed once made) and hand out copies. Only what a message maps to on its own is kept;
   what depends on its neighbours (instructions, cache breakpoints, reasoning back-fill) is still worked out per
@@ -26,23 +26,9 @@ from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
 
 from ._memo import IdentityMemo, copy_wire
+from ._schemas import SchemasOnce
 
-__all__ = ["ChatModel", "ResponsesModel", "SchemasOnce"]
-
-
-class SchemasOnce:
-    """Mixin for a pydantic-ai `Model`: `customize_request_parameters` remembers its last answer."""
-
-    _last_schemas: tuple[ModelRequestParameters, ModelRequestParameters] | None = None
-
-    def customize_request_parameters(self, model_request_parameters: ModelRequestParameters) -> ModelRequestParameters:
-        last = self._last_schemas
-        if last is not None and last[0] == model_request_parameters:
-            return last[1]
-        parent: Any = super()
-        customized: ModelRequestParameters = parent.customize_request_parameters(model_request_parameters)
-        self._last_schemas = (model_request_parameters, customized)
-        return customized
+__all__ = ["ChatModel", "ResponsesModel"]
 
 
 class ChatModel(SchemasOnce, OpenAIChatModel):

@@ -1,6 +1,7 @@
 """What a model request costs: the configured price, else genai-prices' table, else the catalog's, else unknown.
 
-Local providers (Ollama, LM Studio, vLLM, llama.cpp) cost nothing.
+Local providers (Ollama, LM Studio, vLLM, llama.cpp) cost nothing. genai-prices (which brings an HTTP client for its
+updater) is imported on the first price looked up, not at start-up.
 """
 
 from __future__ import annotations
@@ -8,9 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-
-from genai_prices import Usage as PriceUsage
-from genai_prices import calc_price
 
 from cowork.config import PriceOverride
 
@@ -64,6 +62,9 @@ def cost_of(
         return Cost(usd, True)
     if _is_local(provider):
         return Cost(0.0, True)
+    from genai_prices import Usage as PriceUsage
+    from genai_prices import calc_price
+
     try:
         calculation = calc_price(
             PriceUsage(input_tokens=input_tokens, output_tokens=output_tokens, cache_read_tokens=cached_tokens or None),
@@ -80,6 +81,9 @@ def cost_of(
 
 @lru_cache(maxsize=512)
 def _table_price(provider: str, model: str) -> tuple[float, float] | None:
+    from genai_prices import Usage as PriceUsage
+    from genai_prices import calc_price
+
     try:
         calculation = calc_price(
             PriceUsage(input_tokens=_PROBE_TOKENS, output_tokens=_PROBE_TOKENS), model_ref=model, provider_id=provider

@@ -1,20 +1,27 @@
-"""Adapter families: how a `ModelTarget` becomes a pydantic-ai model. One registered factory per family."""
+"""Adapter families: how a `ModelTarget` becomes a pydantic-ai model. One registered factory per family.
+
+A family's SDK and adapter are imported when its first model is built (or by `preload`), not with this module:
+together they take a few hundred milliseconds, which a server's start-up does not pay.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib
+from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TypeAlias, TypeVar, cast
-
-from pydantic_ai.models import Model
+from typing import TYPE_CHECKING, TypeAlias, TypeVar, cast
 
 from ._resolve import ModelTarget
 
-__all__ = ["Built", "ModelCache", "family_factory", "register_family"]
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
 
-M = TypeVar("M", bound=Model)
+__all__ = ["Built", "ModelCache", "family_factory", "preload", "register_family"]
+
+M = TypeVar("M", bound="Model")
 
 # Local servers accept any key, but the SDKs refuse to start without one.
 _PLACEHOLDER_KEY = "cowork-no-key"
@@ -30,14 +37,32 @@ class Built:
 
 Factory: TypeAlias = Callable[[ModelTarget], Built]
 _FACTORIES: dict[str, Factory] = {}
+_MODULES: dict[str, tuple[str, ...]] = {}
 
 
-def register_family(name: str) -> Callable[[Factory], Factory]:
+def register_family(name: str, *, modules: tuple[str, ...] = ()) -> Callable[[Factory], Factory]:
+    """Register the factory of a family; `modules` are what it imports (`preload` imports them ahead)."""
+
     def decorator(factory: Factory) -> Factory:
         _FACTORIES[name] = factory
+        _MODULES[name] = modules
         return factory
 
     return decorator
+
+
+def preload(target: ModelTarget) -> None:
+    """Import what building, streaming and pricing `target`'s model needs: its SDK, pydantic-ai's adapter, our
+    streaming, the price table.
+
+    Blocking (a few hundred milliseconds the first time) and thread-safe; building the model is then quick.
+    """
+    importlib.import_module(f"{__package__}._stream")
+    importlib.import_module("genai_prices")
+    for module in _MODULES.get(target.family, ()):
+        importlib.import_module(module)
+    if target.profile:
+        importlib.import_module(f"pydantic_ai.providers.{target.profile}")
 
 
 def family_factory(name: str) -> Factory:
@@ -52,7 +77,7 @@ _ONCE: dict[type[Model], type[Model]] = {}
 
 def _once(model_class: type[M]) -> type[M]:
     """`model_class` fitting its tool schemas once per tool set (see `SchemasOnce`)."""
-    from ._adapters import SchemasOnce
+    from ._schemas import SchemasOnce
 
     subclass = _ONCE.get(model_class)
     if subclass is None:
@@ -91,23 +116,26 @@ def _with_provider(target: ModelTarget, provider: object) -> Model:
     return ChatModel(target.model, provider=provider)
 
 
-@register_family("openai-chat")
+_OPENAI_MODULES = ("openai", "pydantic_ai.providers.openai", "pydantic_ai.models.openai")
+
+
+@register_family("openai-chat", modules=_OPENAI_MODULES)
 def _openai_chat(target: ModelTarget) -> Built:
     return _openai_provider(target)
 
 
-@register_family("openai")
+@register_family("openai", modules=_OPENAI_MODULES)
 def _openai_responses(target: ModelTarget) -> Built:
     return _openai_provider(target)
 
 
-@register_family("anthropic")
+@register_family("anthropic", modules=("pydantic_ai.models.anthropic", "pydantic_ai.providers.anthropic"))
 def _anthropic(target: ModelTarget) -> Built:
     from pydantic_ai._http import create_async_httpx2_client
     from pydantic_ai.models.anthropic import AnthropicModel
     from pydantic_ai.providers.anthropic import AnthropicProvider
 
-    from ._raw import RawAsyncAnthropic
+    from ._raw_anthropic import RawAsyncAnthropic
 
     # As for OpenAI: Cowork retries itself, and the raw client sends the body without copying it (see `_raw`).
     client = RawAsyncAnthropic(
@@ -120,7 +148,7 @@ def _anthropic(target: ModelTarget) -> Built:
     return Built(_once(AnthropicModel)(target.model, provider=provider), [client.close])
 
 
-@register_family("google")
+@register_family("google", modules=("pydantic_ai.models.google", "pydantic_ai.providers.google"))
 def _google(target: ModelTarget) -> Built:
     from pydantic_ai.models.google import GoogleModel
     from pydantic_ai.providers.google import GoogleProvider
@@ -135,15 +163,20 @@ class ModelCache:
     def __init__(self) -> None:
         self._models: dict[ModelTarget, Model] = {}
         self._stack = contextlib.AsyncExitStack()
+        self._building: defaultdict[ModelTarget, asyncio.Lock] = defaultdict(asyncio.Lock)
+        """One build per target, when the server's warm-up and a first turn ask at once."""
 
     async def get(self, target: ModelTarget) -> Model:
         model = self._models.get(target)
         if model is None:
-            built = family_factory(target.family)(target)
-            for close in built.closers:
-                self._stack.push_async_callback(close)
-            model = await self._stack.enter_async_context(built.model)
-            self._models[target] = model
+            async with self._building[target]:
+                model = self._models.get(target)
+                if model is None:
+                    built = family_factory(target.family)(target)
+                    for close in built.closers:
+                        self._stack.push_async_callback(close)
+                    model = await self._stack.enter_async_context(built.model)
+                    self._models[target] = model
         return model
 
     async def aclose(self) -> None:

@@ -17,12 +17,6 @@ Python walk of the chunk's type annotations, about half of the client's CPU for 
 strict mode validates instead (pydantic-core, many times faster); `RawAsyncOpenAI` validates chunks and stream
 events the same way and falls back to the SDK's construction for any chunk that does not validate (a provider's
 quirk), so nothing a provider sends is refused that the SDK would have accepted.
-
-The Anthropic SDK does the same in another place: before sending, `_copy_and_prepare` copies the whole body
-(`copy_tree`: every container, to drop omitted entries, dump pydantic models and read file inputs). pydantic-ai
-sends plain dicts and lists with base64 data already inlined, so `RawAsyncAnthropic` drops the omitted top-level
-arguments and sends the rest as given; a body it cannot vouch for (extra body, query parameters, anything but a
-dict) takes the SDK's own path. The same test checks it against the stock client.
 """
 
 from __future__ import annotations
@@ -32,11 +26,6 @@ from typing import Any
 
 import httpx2
 import pydantic
-from anthropic import AsyncAnthropic
-from anthropic import NotGiven as AnthropicNotGiven
-from anthropic import Omit as AnthropicOmit
-from anthropic._compat import model_copy
-from anthropic._models import FinalRequestOptions
 from openai import AsyncOpenAI, AsyncStream, NotGiven, Omit
 from openai._base_client import make_request_options
 from openai.resources.chat import AsyncChat, AsyncCompletions
@@ -44,7 +33,7 @@ from openai.resources.responses import AsyncResponses
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.responses import Response, ResponseStreamEvent
 
-__all__ = ["RawAsyncAnthropic", "RawAsyncOpenAI", "request_body"]
+__all__ = ["RawAsyncOpenAI", "request_body"]
 
 _OPTION_KEYS = ("extra_headers", "extra_query", "extra_body", "timeout")
 
@@ -117,22 +106,3 @@ class RawAsyncOpenAI(AsyncOpenAI):
     @cached_property
     def responses(self) -> AsyncResponses:
         return _RawResponses(self)
-
-
-class RawAsyncAnthropic(AsyncAnthropic):
-    """`AsyncAnthropic` that sends a plain request body without copying it first."""
-
-    async def _copy_and_prepare(self, options: FinalRequestOptions) -> FinalRequestOptions:
-        body = options.json_data
-        if (
-            type(body) is not dict
-            or options.extra_json is not None
-            or options.params
-            or options.method.lower() != "post"
-        ):
-            return await super()._copy_and_prepare(options)
-        options = model_copy(options)
-        options.json_data = {
-            key: value for key, value in body.items() if not isinstance(value, AnthropicNotGiven | AnthropicOmit)
-        }
-        return options

@@ -1,5 +1,11 @@
 """Deciding what may run: approval per tool call, shell command classification, path permissions, and the
-per-tool overrides the user set."""
+per-tool overrides the user set.
+
+Classifying a command parses it with bashlex (about 0.1 s to import, with our corrections installed): the names
+from `_commands` load it on first use (`cowork.lazy`), so start-up does not.
+"""
+
+from typing import TYPE_CHECKING
 
 from ._approval import (
     ApprovalMode,
@@ -11,7 +17,6 @@ from ._approval import (
     decide,
 )
 from ._braces import BraceError, class_end, expand_braces
-from ._commands import Classification, CommandPaths, Verdict, classify
 from ._overrides import ToolCatalog, ToolPolicies
 from ._paths import DEFAULT_DENY, PathDenied, PathPolicy
 from ._places import (
@@ -22,6 +27,15 @@ from ._places import (
     Places,
     git_key_executes,
 )
+
+if TYPE_CHECKING:
+    from ._commands import Classification, CommandPaths, Verdict, classify
+else:
+    from cowork.lazy import lazy_exports
+
+    __getattr__ = lazy_exports(
+        __name__, dict.fromkeys(("Classification", "CommandPaths", "Verdict", "classify"), "._commands")
+    )
 
 __all__ = [
     "DEFAULT_DENY",

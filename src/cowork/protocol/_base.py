@@ -35,6 +35,9 @@ class WireModel(BaseModel):
         extra="ignore",
         frozen=True,
         ser_json_inf_nan="null",
+        # Each model's validator is built on its first use, not at import: building all of them would make every
+        # process (server, CLI) pay for the whole protocol before its first request.
+        defer_build=True,
     )
 
     def wire(self) -> dict[str, Any]:

@@ -14,11 +14,12 @@ The figures come from Ollama's own metadata: `/api/tags` (the weights' size on d
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
-
-import httpx
+from typing import TYPE_CHECKING, Any, Literal
 
 from cowork.protocol import PreflightInfo
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["ModelFacts", "facts_from_ollama", "fit", "kv_cache_bytes", "preflight_ollama", "same_model"]
 
@@ -133,6 +134,8 @@ async def preflight_ollama(
     wait_seconds: float,
 ) -> PreflightInfo:
     """Ask a running Ollama about `model` and judge whether it fits. Never raises: problems are `unknown`."""
+    import httpx  # loaded by the caller's client already; only its exceptions are needed here
+
     try:
         tags = (await client.get(f"{root_url}/api/tags", timeout=wait_seconds)).raise_for_status().json()
         entry = next((m for m in tags.get("models", []) if same_model(str(m.get("name")), model)), None)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from cowork.models import ProviderPreset
 from cowork.protocol import ProviderState
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["ProbeResult", "native_ollama_url", "probe"]
 
@@ -71,6 +72,8 @@ async def probe(
     client: httpx.AsyncClient, preset: ProviderPreset, base_url: str, api_key: str | None, *, wait_seconds: float
 ) -> ProbeResult:
     """Connected, auth failed, unreachable, or an error, with a sentence saying what to do about it."""
+    import httpx  # loaded by the caller's client already; only its exceptions are needed here
+
     url, headers = _request(preset, base_url, api_key)
     started = time.perf_counter()
     try:

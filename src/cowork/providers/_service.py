@@ -8,9 +8,8 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
-import httpx
 import psutil
 
 from cowork.config import CoworkConfig
@@ -30,6 +29,9 @@ from cowork.store import Connection, Database, repos
 
 from ._preflight import preflight_ollama, same_model
 from ._probe import ProbeResult, native_ollama_url, probe
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["LocalState", "ProviderService"]
 
@@ -66,9 +68,8 @@ class ProviderService:
         self._db = db
         self._config = config
         self._total_memory = total_memory
-        # Local servers are reached directly; cloud providers the way the SDKs reach them (proxies honoured).
-        self._local_http = httpx.AsyncClient(trust_env=False)
-        self._cloud_http = httpx.AsyncClient()
+        self._clients: dict[bool, httpx.AsyncClient] = {}
+        """Made on the first probe (httpx and a TLS context cost start-up time), by whether they reach local servers."""
         self._cache: dict[tuple[str, ...], tuple[float, object]] = {}
 
     async def load(self) -> None:
@@ -93,8 +94,18 @@ class ProviderService:
                 self._selector.set_stored_base_url(provider, url)
 
     async def aclose(self) -> None:
-        await self._local_http.aclose()
-        await self._cloud_http.aclose()
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await client.aclose()
+
+    def _http(self, *, local: bool) -> httpx.AsyncClient:
+        client = self._clients.get(local)
+        if client is None:
+            import httpx
+
+            # Local servers are reached directly; cloud providers the way the SDKs reach them (proxies honoured).
+            client = self._clients[local] = httpx.AsyncClient(trust_env=not local)
+        return client
 
     @property
     def credential_location(self) -> str:
@@ -220,7 +231,7 @@ class ProviderService:
         )
 
     async def _probe(self, preset: ProviderPreset, base_url: str, api_key: str | None) -> ProbeResult:
-        client = self._local_http if preset.local else self._cloud_http
+        client = self._http(local=preset.local)
         wait = self._config.local_models.probe_timeout_seconds if preset.local else 10.0
         return await probe(client, preset, base_url, api_key, wait_seconds=wait)
 
@@ -250,7 +261,7 @@ class ProviderService:
 
         async def check() -> PreflightInfo:
             return await preflight_ollama(
-                self._local_http,
+                self._http(local=True),
                 root,
                 model,
                 context_tokens=settings.context_tokens,

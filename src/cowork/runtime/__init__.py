@@ -4,11 +4,14 @@ The runner (`_runner.decide`) is pure decision logic over an operation's state; 
 (`_executors.OperationRunner`) carry its instructions out and persist every step; `Operations` creates
 operations (`new_operation`, the one path for turns, retries, sub-agents and automations) and keeps the ones in
 play; the runtime (`_runtime.Runtime`) starts, steers, answers, resumes, cancels and recovers them.
+
+The executors, and pydantic-ai's model layer with them, load with the first operation in play (or `preload`),
+not with this package.
 """
 
-from ._executors import OperationRunner, RunnerDeps, RunnerHooks
+from ._deps import RunnerDeps, RunnerHooks
 from ._history import display_text, dump_message, load_message, repair
-from ._operations import NewOperation, Operations, Origin
+from ._operations import NewOperation, Operations, Origin, preload
 from ._routing import TurnRouter
 from ._runner import decide
 from ._runtime import Runtime
@@ -18,7 +21,6 @@ __all__ = [
     "LedgerEntry",
     "Limits",
     "NewOperation",
-    "OperationRunner",
     "OperationState",
     "Operations",
     "Origin",
@@ -30,5 +32,6 @@ __all__ = [
     "display_text",
     "dump_message",
     "load_message",
+    "preload",
     "repair",
 ]

@@ -21,9 +21,8 @@ from cowork.protocol import (
 from cowork.sessions import Mutation
 from cowork.store import Connection, HumanRequestRow, repos
 
-from ._executors import guardrail_ack, rejection_text
 from ._operations import Operations
-from ._state import transition_call
+from ._state import guardrail_ack, rejection_text, transition_call
 
 __all__ = ["Answers"]
 

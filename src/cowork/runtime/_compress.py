@@ -25,17 +25,13 @@ from cowork.protocol import ContextCompressed
 from cowork.sessions import Mutation, new_id
 from cowork.store import Connection, ContextSummaryRow, repos
 
+from ._history import SUMMARY_PREFIX, summary_message
 from ._runner import estimate_tokens
 from ._state import Limits, OperationState
 
-__all__ = ["SUMMARY_PREFIX", "compress", "split_point", "summary_message"]
+__all__ = ["SUMMARY_PREFIX", "compress", "split_point"]
 
-SUMMARY_PREFIX = "[Summary of the earlier conversation, written to save space]\n\n"
 _PART_CHARS = 2000
-
-
-def summary_message(summary: str) -> ModelRequest:
-    return ModelRequest(parts=[UserPromptPart(SUMMARY_PREFIX + summary)])
 
 
 def _chars(message: ModelMessage) -> int:

@@ -3,9 +3,7 @@ model, and the endings (stop, finish, fail, cancel, interrupt)."""
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime
-from typing import Any
 
 from pydantic_ai.messages import ModelRequest, ModelResponse, ToolReturnPart, UserPromptPart
 
@@ -16,7 +14,6 @@ from cowork.protocol import (
     ErrorEvent,
     ErrorSource,
     Guardrail,
-    GuardrailCode,
     OperationStatus,
     ToolCallStatus,
 )
@@ -25,9 +22,9 @@ from cowork.store import Connection, repos
 from ._history import display_text
 from ._runner import RequestHumanApprove, Stop
 from ._runner_base import RunnerBase
-from ._state import Limits, OperationState, transition_call
+from ._state import transition_call
 
-__all__ = ["HumanSteps", "guardrail_ack"]
+__all__ = ["HumanSteps"]
 
 C = ToolCallStatus
 S = OperationStatus
@@ -146,19 +143,3 @@ class HumanSteps(RunnerBase):
                 transition_call(entry, C.INTERRUPTED)
                 self._emit(None, self.ledger_update(entry))
         await self._set_status(S.INTERRUPTED, code=ErrorCode.INTERRUPTED, reason="The server stopped during this turn.")
-
-
-def guardrail_ack(
-    state: OperationState, code: GuardrailCode, limits: Limits, details: dict[str, Any] | None = None
-) -> None:
-    """The user said to go on past a guardrail: reset what tripped it."""
-    if code == GuardrailCode.BUDGET_EXCEEDED and details and isinstance(details.get("cap"), str):
-        state.budget_allowed.add(details["cap"])
-    elif code == GuardrailCode.MAX_STEPS:
-        state.step_limit = state.step + limits.max_steps
-    elif code == GuardrailCode.STUCK:
-        state.signatures.clear()
-    elif code == GuardrailCode.COST_CAP:
-        state.spend.clear()
-    elif code == GuardrailCode.CHECKIN:
-        state.checkin_at = time.monotonic() + limits.checkin_seconds

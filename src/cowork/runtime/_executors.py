@@ -32,7 +32,7 @@ from cowork.store import Connection
 from cowork.tools import ToolContext, ToolError, run_tool
 from cowork.tools._fsutil import run_blocking
 
-from ._exec_human import HumanSteps, guardrail_ack
+from ._exec_human import HumanSteps
 from ._exec_model import ModelSteps
 from ._runner import (
     ApplySteering,
@@ -51,10 +51,9 @@ from ._runner import (
     Wait,
     decide,
 )
-from ._runner_base import RunnerDeps, RunnerHooks, rejection_text
 from ._state import LedgerEntry, transition_call
 
-__all__ = ["OperationRunner", "RunnerDeps", "RunnerHooks", "guardrail_ack", "rejection_text"]
+__all__ = ["OperationRunner"]
 
 log = logging.getLogger(__name__)
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from pydantic_ai.messages import ModelMessage
-
-from ._executors import OperationRunner
 from ._state import OperationState
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
+
+    from ._executors import OperationRunner
 
 __all__ = ["CachedThread", "Handle", "ThreadCache"]
 

@@ -5,15 +5,16 @@ from __future__ import annotations
 import json
 import time
 from collections import deque
-
-from pydantic_ai.messages import ModelMessage
+from typing import TYPE_CHECKING
 
 from cowork.protocol import OperationStatus, ToolCallStatus
 from cowork.store import Connection, Database, MessageRow, OperationRow, ToolCallRow, repos
 
-from ._compress import summary_message
-from ._history import load_message, repair_with_positions
+from ._history import load_message, repair_with_positions, summary_message
 from ._state import LedgerEntry, Limits, OperationState, Steer
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
 
 __all__ = ["Thread", "load_operation_state", "read_thread"]
 

@@ -8,6 +8,7 @@ runner starts. The registry keeps a handle per operation in play and loads any o
 from __future__ import annotations
 
 import asyncio
+import importlib
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -16,22 +17,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, TypeAlias
 
-from pydantic_ai.messages import ModelRequest, UserPromptPart
-
 from cowork.models import ModelSelector, ModelTarget, presets
 from cowork.protocol import EventPayload, OperationStatus, OperationStatusChanged, UserMessage
 from cowork.sessions import Mutation, SessionService, SessionSettings, new_id
 from cowork.store import Connection, MessageRow, OperationRow, repos
 from cowork.tools import ToolRegistry
 
-from ._executors import OperationRunner, RunnerDeps, RunnerHooks
+from ._deps import RunnerDeps, RunnerHooks
 from ._handles import CachedThread, Handle, ThreadCache
-from ._history import dump_message, repair_with_positions
+from ._history import dump_message, repair_with_positions, user_request
 from ._loading import load_operation_state, read_thread
 from ._state import Limits, OperationState
 from ._views import operation_not_found
 
-__all__ = ["NewOperation", "Operations", "Origin"]
+__all__ = ["NewOperation", "Operations", "Origin", "preload"]
 
 S = OperationStatus
 Origin: TypeAlias = Literal["chat", "sub_agent", "automation"]
@@ -40,6 +39,13 @@ _SUB_AGENT_EXCLUDED = {"spawnAgent", "ask", "todoWrite"}
 _EXPLORE_EXCLUDED = {*_SUB_AGENT_EXCLUDED, "memory", "skill", "webSearch", "webFetch"}
 """Explore agents search the workspace with read-only tools: no web, no memory notes, no skills."""
 _RESEARCH_TOOLS = {"webSearch", "webFetch", "read"}
+
+
+def preload() -> None:
+    """Load what the first operation would (the executors, pydantic-ai's model layer, the history's schema):
+    blocking, thread-safe."""
+    importlib.import_module(f"{__package__}._executors")
+    dump_message(user_request("warm-up"))
 
 
 @dataclass(frozen=True)
@@ -123,7 +129,7 @@ class Operations:
         position = 0
         if spec.request is not None:
             assert spec.history is not None, "a new request needs the history it follows"
-            request = ModelRequest(parts=[UserPromptPart(spec.request, timestamp=now)])
+            request = user_request(spec.request, now)
             position = spec.history.next_position
         row = OperationRow(
             id=op_id,
@@ -242,6 +248,10 @@ class Operations:
         return self._tools.without(_SUB_AGENT_EXCLUDED)
 
     def _make_handle(self, state: OperationState, target: ModelTarget, workspace: Path) -> Handle:
+        # The executors (and pydantic-ai's model layer with them) load with the first operation in play, not with
+        # the runtime: the server answers its first requests without them (`preload` loads them early).
+        from ._executors import OperationRunner
+
         runner = OperationRunner(
             self.deps,
             state,

@@ -10,8 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from pydantic_ai.messages import ModelRequest, ModelResponse
-
 from cowork.models import history_chars
 from cowork.policy import PolicyDecision
 from cowork.protocol import GuardrailCode, OperationStatus, ToolCallStatus
@@ -254,13 +252,16 @@ def decide(state: OperationState, limits: Limits, policy: Policy, *, now: float)
     if state.status != OperationStatus.RUNNING:
         return [Wait()]
     last = state.messages[-1] if state.messages else None
-    if isinstance(last, ModelResponse) and state.calls:
+    # Told apart by their tag rather than isinstance: deciding needs no pydantic-ai import.
+    if last is not None and last.kind == "response" and state.calls:
         return _tool_phase(state, limits, policy)
     if state.steering:
         return [ApplySteering()]
-    if isinstance(last, ModelResponse):
+    if last is not None and last.kind == "response":
         return [Finish()]
-    assert isinstance(last, ModelRequest), "an operation's history ends with a request before the model is called"
+    assert last is not None and last.kind == "request", (
+        "an operation's history ends with a request before the model is called"
+    )
     guardrail = _guardrails(state, limits, now)
     if guardrail is not None:
         return [guardrail]

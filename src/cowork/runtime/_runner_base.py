@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic_ai.messages import ModelRequest, ModelResponse
 
-from cowork.config import CoworkConfig
-from cowork.models import ModelCache, ModelTarget
-from cowork.policy import PathPolicy, PolicyDecision, ToolOverride
+from cowork.models import ModelTarget
+from cowork.policy import PathPolicy, PolicyDecision
 from cowork.protocol import (
     Ask,
     ErrorCode,
@@ -25,50 +22,19 @@ from cowork.protocol import (
     OperationStatusChanged,
     ToolCallStatus,
 )
-from cowork.sessions import Journal, Mutation, SessionFlags, new_id
-from cowork.store import Connection, Database, HumanRequestRow, MessageRow, repos
+from cowork.sessions import Mutation, new_id
+from cowork.store import Connection, HumanRequestRow, MessageRow, repos
 from cowork.tools import ToolRegistry
-from cowork.usage import UsageService
 
+from ._deps import RunnerDeps, RunnerHooks
 from ._history import display_text, dump_message
 from ._runner import Pause
 from ._state import GUARDRAIL_QUESTIONS, LedgerEntry, Limits, OperationState, transition
 
-__all__ = ["RunnerBase", "RunnerDeps", "RunnerHooks", "rejection_text"]
+__all__ = ["RunnerBase"]
 
 C = ToolCallStatus
 S = OperationStatus
-
-
-@dataclass(frozen=True)
-class RunnerDeps:
-    """What every operation's runner shares."""
-
-    db: Database
-    journal: Journal
-    models: ModelCache
-    config: CoworkConfig
-    home: Path
-    usage: UsageService
-    bwrap: str | None = None
-    """bubblewrap, when shell commands can run sandboxed."""
-
-
-@dataclass
-class RunnerHooks:
-    """What a runner asks of the runtime: sub-agents, todos, being told its status changed."""
-
-    spawn_agent: Callable[[OperationState, LedgerEntry, str, str, str | None], Awaitable[str]] | None = None
-    set_todos: Callable[[OperationState, list[dict[str, str]]], Awaitable[None]] | None = None
-    on_status: Callable[[OperationState], None] = field(default=lambda _state: None)
-    session_flags: Callable[[str], SessionFlags] = field(default=lambda _sid: SessionFlags())
-    """The session's live switches (network, yolo): read at every decision, so a toggle applies at once."""
-    overrides: Callable[[], Mapping[str, ToolOverride]] = field(default=lambda: {})
-
-
-def rejection_text(message: str | None) -> str:
-    note = f" Their note: {message}" if message else ""
-    return f"The user rejected this tool call, so it did not run.{note} Do not retry it as is; choose another way."
 
 
 class RunnerBase:

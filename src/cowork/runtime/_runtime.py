@@ -29,7 +29,7 @@ from cowork.sessions import SessionService, SessionSettings, TodoList
 from cowork.tools import ToolRegistry
 
 from ._answers import Answers
-from ._executors import RunnerDeps, RunnerHooks
+from ._deps import RunnerDeps, RunnerHooks
 from ._lifecycle import Lifecycle
 from ._operations import Operations
 from ._retry import Retries

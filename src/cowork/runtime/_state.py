@@ -7,15 +7,17 @@ status. Every change goes through `transition` / `transition_call`, which refuse
 from __future__ import annotations
 
 import json
+import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
-
-from pydantic_ai.messages import ModelMessage
+from typing import TYPE_CHECKING, Any
 
 from cowork.config import AgentConfig
 from cowork.machines import InvalidTransition, StateMachine
 from cowork.protocol import GuardrailCode, OperationStatus, ToolCallStatus
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
 
 __all__ = [
     "CALL_TRANSITIONS",
@@ -26,6 +28,8 @@ __all__ = [
     "Limits",
     "OperationState",
     "Steer",
+    "guardrail_ack",
+    "rejection_text",
     "transition",
     "transition_call",
 ]
@@ -204,3 +208,25 @@ GUARDRAIL_QUESTIONS: dict[GuardrailCode, str] = {
     GuardrailCode.CHECKIN: "I have been working on this for {minutes:.0f} minutes. Still want me to keep going?",
     GuardrailCode.BUDGET_EXCEEDED: "{message}",
 }
+
+
+def guardrail_ack(
+    state: OperationState, code: GuardrailCode, limits: Limits, details: dict[str, Any] | None = None
+) -> None:
+    """The user said to go on past a guardrail: reset what tripped it."""
+    if code == GuardrailCode.BUDGET_EXCEEDED and details and isinstance(details.get("cap"), str):
+        state.budget_allowed.add(details["cap"])
+    elif code == GuardrailCode.MAX_STEPS:
+        state.step_limit = state.step + limits.max_steps
+    elif code == GuardrailCode.STUCK:
+        state.signatures.clear()
+    elif code == GuardrailCode.COST_CAP:
+        state.spend.clear()
+    elif code == GuardrailCode.CHECKIN:
+        state.checkin_at = time.monotonic() + limits.checkin_seconds
+
+
+def rejection_text(message: str | None) -> str:
+    """The tool result the model reads for a call the user rejected."""
+    note = f" Their note: {message}" if message else ""
+    return f"The user rejected this tool call, so it did not run.{note} Do not retry it as is; choose another way."

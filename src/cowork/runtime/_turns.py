@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-
-from pydantic_ai.messages import ModelMessage
+from typing import TYPE_CHECKING
 
 from cowork.models import ModelSelector, history_chars
 from cowork.protocol import (
@@ -31,6 +30,9 @@ from ._loading import read_thread
 from ._operations import NewOperation, Operations
 from ._routing import Routed, TurnRouter
 from ._state import Steer
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
 
 __all__ = ["Turns", "message_tokens", "route_event"]
 

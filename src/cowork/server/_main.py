@@ -1,4 +1,10 @@
-"""Running the server: bind, token, discovery file, idle exit, clean shutdown."""
+"""Running the server: bind, token, discovery file, idle exit, clean shutdown.
+
+Start-up order: the config and the token; the address reserved (bound, not listening); the core built and started
+(migrations, recovery) by the app's lifespan; only then does uvicorn listen, so the first connection is answered,
+and only then is the discovery file written. Once listening, the core warms up in the background
+(`Core.warm_up`), so the first turn does not pay for loading the model layer.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
+from starlette.applications import Starlette
 
 from cowork.config import ConfigError, CoworkPaths, LoadedConfig, load_config
 from cowork.config._paths import private_file, write_private
@@ -54,6 +61,8 @@ def read_server_file(paths: CoworkPaths) -> dict[str, Any] | None:
 
 
 def _bind(host: str, port: int) -> socket.socket:
+    """Reserve the address. Not listening yet: uvicorn listens once the app has started and can answer, so a client
+    that connects the moment the port accepts is answered (before, it is refused and retries)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -62,7 +71,6 @@ def _bind(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         raise StartupError(f"Cannot listen on {host}:{port}: {exc.strerror}.") from None
-    sock.listen(128)
     sock.set_inheritable(True)
     return sock
 
@@ -99,11 +107,17 @@ async def _idle_watch(state: ServerState, server: uvicorn.Server, seconds: float
             idle_since = None
 
 
-async def _announce(state: ServerState, server: uvicorn.Server, loaded: LoadedConfig, url: str, quiet: bool) -> None:
+async def _after_start(state: ServerState, server: uvicorn.Server, loaded: LoadedConfig, url: str, quiet: bool) -> None:
+    """Once the server listens: tell clients where it is, then warm up."""
     while not server.started:
         if server.should_exit:
             return
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.002)
+    _announce(state, loaded, url, quiet)
+    await state.core.warm_up()
+
+
+def _announce(state: ServerState, loaded: LoadedConfig, url: str, quiet: bool) -> None:
     record = {
         "url": url,
         "pid": os.getpid(),
@@ -144,6 +158,12 @@ def prepare(options: ServeOptions) -> tuple[LoadedConfig, str, int, str | None]:
     return loaded, host, port, token
 
 
+def build_app(loaded: LoadedConfig, token: str | None, port: int) -> tuple[ServerState, Starlette]:
+    """The core and the app, not started (the app's lifespan starts the core)."""
+    state = ServerState(core=Core(loaded), token=token, port=port)
+    return state, create_app(state)
+
+
 async def _serve(options: ServeOptions) -> None:
     loaded, host, port, token = prepare(options)
     _setup_logging(loaded.paths, options.quiet)
@@ -155,9 +175,7 @@ async def _serve(options: ServeOptions) -> None:
         log.warning("authentication is OFF (--no-auth): any local program can drive this server")
         if not options.quiet:
             print("WARNING: authentication is off (--no-auth).", file=sys.stderr, flush=True)
-    core = Core(loaded)
-    state = ServerState(core=core, token=token, port=bound_port)
-    app = create_app(state)
+    state, app = build_app(loaded, token, bound_port)
     server_cfg = loaded.config.server
     config = uvicorn.Config(
         app,
@@ -173,7 +191,7 @@ async def _serve(options: ServeOptions) -> None:
         timeout_graceful_shutdown=5,
     )
     server = uvicorn.Server(config)
-    tasks = [asyncio.get_running_loop().create_task(_announce(state, server, loaded, url, options.quiet))]
+    tasks = [asyncio.get_running_loop().create_task(_after_start(state, server, loaded, url, options.quiet))]
     idle = server_cfg.idle_exit_seconds
     if idle:
         tasks.append(asyncio.get_running_loop().create_task(_idle_watch(state, server, idle)))

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import anyio.to_thread
-import yaml
 
 __all__ = [
     "BUILTIN_SKILLS_DIR",
@@ -100,6 +99,8 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     Raises:
         SkillFormatError: no front matter, unclosed front matter, invalid YAML, or not a mapping.
     """
+    import yaml  # loads with the first skill read, not with the skill tool at start-up
+
     lines = text.removeprefix("\ufeff").splitlines(keepends=True)
     if not lines or lines[0].strip() != "---":
         raise SkillFormatError("it must start with a '---' line opening YAML front matter (name, description)")

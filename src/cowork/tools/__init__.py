@@ -3,6 +3,7 @@
 from ._base import Tool, ToolContext, ToolError, ToolFacts, ToolSpec
 from ._output import cap_output, run_tool
 from ._registry import ToolRegistry, builtin_tools
+from ._untrusted import untrusted_block
 
 __all__ = [
     "Tool",
@@ -14,4 +15,5 @@ __all__ = [
     "builtin_tools",
     "cap_output",
     "run_tool",
+    "untrusted_block",
 ]

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 import psutil
 from pydantic import BaseModel, ConfigDict, Field
 
-from cowork.policy import Places, classify
+from cowork.policy import Places
 from cowork.processes import die_with_parent, group_members, stop_tree
 from cowork.sandbox import (
     CommandRun,
@@ -73,6 +73,8 @@ When a command fails, read the error, fix the cause, and try another way; do not
     side_effects: ClassVar[bool] = True
 
     def side_effects_of(self, arguments: dict[str, Any]) -> bool:
+        from cowork.policy import classify  # the shell parser loads with the first command, not at start-up
+
         command = arguments.get("command")
         return not isinstance(command, str) or classify(command).verdict != "safe"
 

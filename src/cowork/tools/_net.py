@@ -20,9 +20,7 @@ must go straight to the checked address, the fetch client ignores proxy environm
 from __future__ import annotations
 
 import asyncio
-import html
 import ipaddress
-import re
 import socket
 import ssl
 from collections.abc import Awaitable, Callable
@@ -41,10 +39,8 @@ __all__ = [
     "make_client",
     "network_error",
     "pinned_request",
-    "plain_text",
     "resolve_checked",
     "system_resolver",
-    "untrusted_block",
     "user_agent",
 ]
 
@@ -55,8 +51,6 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _CGNAT = ipaddress.ip_network("100.64.0.0/10")
-_TAG = re.compile(r"<[^>]*>")
-_CLOSING_TAG = re.compile(r"</(untrusted_content)", re.IGNORECASE)
 
 
 def user_agent(tool: str) -> str:
@@ -238,16 +232,3 @@ def network_error(exc: httpx.HTTPError, url: httpx.URL) -> str:
     if isinstance(exc, httpx.DecodingError):
         return f"The response from {url} was corrupt ({detail})."
     return f"Fetching {url} failed: {detail}. The connection broke; try again once, or use another source."
-
-
-def plain_text(text: object, limit: int) -> str:
-    """Plain text from an HTML-ish string (tags dropped, entities decoded, whitespace collapsed), cut to `limit`."""
-    plain = " ".join(html.unescape(_TAG.sub("", text if isinstance(text, str) else "")).split())
-    return plain if len(plain) <= limit else plain[: limit - 1].rstrip() + "…"
-
-
-def untrusted_block(source: str, text: str) -> str:
-    """`text` wrapped as untrusted data, with any closing tag inside it defused so it cannot end the block early."""
-    safe_source = source.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
-    body = _CLOSING_TAG.sub(r"<\\/\1", text)
-    return f'<untrusted_content source="{safe_source}">\n{body}\n</untrusted_content>'

@@ -1,4 +1,8 @@
-"""The `notebookEdit` tool: replace, insert or delete one cell of a Jupyter notebook."""
+"""The `notebookEdit` tool: replace, insert or delete one cell of a Jupyter notebook.
+
+nbformat (about 0.1 s to import, with its schema validator) is imported by the functions that use it, so it loads
+with the first notebook edit rather than with the tool registry at start-up.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,6 @@ import stat
 from collections.abc import Callable
 from typing import Any, Literal, cast
 
-import nbformat
-from nbformat import v4
 from pydantic import BaseModel, ConfigDict, Field
 
 from cowork.tools._base import Tool, ToolContext, ToolError
@@ -19,15 +21,6 @@ from cowork.tools._write import shown_path, write_atomically
 __all__ = ["NotebookEditParams", "NotebookEditTool"]
 
 MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
-
-# nbformat's readers, writers and cell factories carry no annotations.
-_reads = cast(Callable[..., Any], nbformat.reads)
-_writes = cast(Callable[..., str], nbformat.writes)
-_NEW_CELL = {
-    "code": cast(Callable[..., Any], v4.new_code_cell),
-    "markdown": cast(Callable[..., Any], v4.new_markdown_cell),
-    "raw": cast(Callable[..., Any], v4.new_raw_cell),
-}
 
 
 class NotebookEditParams(BaseModel):
@@ -87,6 +80,8 @@ edit or write easily breaks that structure, so do not.
 
 
 def _load(raw: bytes, shown: str) -> Any:
+    import nbformat
+
     try:
         data = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -101,7 +96,8 @@ def _load(raw: bytes, shown: str) -> Any:
             if isinstance(cell, dict) and "id" not in cell:
                 cell["id"] = secrets.token_hex(4)
     try:
-        notebook = _reads(json.dumps(data), as_version=4)
+        # nbformat's readers, writers and cell factories carry no annotations.
+        notebook = cast(Callable[..., Any], nbformat.reads)(json.dumps(data), as_version=4)
         nbformat.validate(notebook)
     except nbformat.ValidationError as exc:
         raise ToolError(f"{shown} is not a valid notebook: {_first_line(exc)}") from None
@@ -116,8 +112,11 @@ def _first_line(exc: Exception) -> str:
 
 
 def _new_cell(cell_type: str, source: str, notebook: Any, old: Any = None) -> Any:
+    from nbformat import v4
+
+    factories = {"code": v4.new_code_cell, "markdown": v4.new_markdown_cell, "raw": v4.new_raw_cell}
     metadata = old.get("metadata", {}) if old is not None else {}
-    cell = _NEW_CELL.get(cell_type, _NEW_CELL["raw"])(source, metadata=metadata)
+    cell = cast(Callable[..., Any], factories.get(cell_type, v4.new_raw_cell))(source, metadata=metadata)
     if old is not None and "attachments" in old and cell_type != "code":
         cell["attachments"] = old["attachments"]
     if notebook.get("nbformat_minor", 0) < 5:
@@ -128,6 +127,8 @@ def _new_cell(cell_type: str, source: str, notebook: Any, old: Any = None) -> An
 
 
 def _notebook_edit(params: NotebookEditParams, ctx: ToolContext) -> str:
+    import nbformat
+
     path = ctx.write_path(params.notebookPath)
     shown = shown_path(path, ctx)
     try:
@@ -182,7 +183,7 @@ def _notebook_edit(params: NotebookEditParams, ctx: ToolContext) -> str:
         nbformat.validate(notebook)
     except nbformat.ValidationError as exc:
         raise ToolError(f"The edit would make the notebook invalid: {_first_line(exc)}") from None
-    text = _writes(notebook)
+    text = cast(Callable[..., str], nbformat.writes)(notebook)
     if not text.endswith("\n"):
         text += "\n"  # as nbformat.write and Jupyter save it
     write_atomically(path, text.encode("utf-8"), shown)

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 import httpx
 
 from cowork.tools._base import ToolError
-from cowork.tools._net import plain_text
+from cowork.tools._untrusted import plain_text
 
 __all__ = ["SEARCH_BACKENDS", "Client", "Results", "SearchBackend", "SearchResult"]
 

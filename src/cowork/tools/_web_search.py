@@ -1,12 +1,15 @@
 """The `webSearch` tool: search the web through a pluggable backend (Brave, Tavily, Exa, or DuckDuckGo without a key).
 
-Backends live in `SEARCH_BACKENDS` (name -> class). The one used is `tools.web.search_backend` when set; else the
-first keyed backend, in registry order, whose key variable is set in the environment; else duckduckgo.
+Backends live in `_search_backends.SEARCH_BACKENDS` (name -> class). The one used is `tools.web.search_backend` when
+set; else the first keyed backend, in registry order, whose key variable is set in the environment; else duckduckgo.
 `tools.web.search_endpoints[name]` overrides a backend's URL.
 
 Search requests do not go through webFetch's SSRF address check: they go to the backends' fixed public APIs,
 or to an endpoint the user configured (configuration, never model input; a local proxy there is a legitimate
 use). The model chooses only the query and the site, and result URLs are never fetched here.
+
+The backends and the network plumbing (httpx) are imported by `backend` and `run`: they load with the first search,
+not with the tool registry at start-up.
 """
 
 from __future__ import annotations
@@ -14,18 +17,19 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import anyio
-import httpx
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from cowork.config import WebConfig
 from cowork.tools._base import Tool, ToolContext, ToolError
-from cowork.tools._net import check_web_url, make_client, plain_text, untrusted_block
+from cowork.tools._untrusted import plain_text, untrusted_block
 
-from ._search_backends import SEARCH_BACKENDS, DuckDuckGoBackend, SearchBackend, SearchResult
+if TYPE_CHECKING:
+    from ._search_backends import SearchBackend, SearchResult
 
-__all__ = ["SEARCH_BACKENDS", "WebSearchParams", "WebSearchTool"]
+__all__ = ["WebSearchParams", "WebSearchTool"]
 
 _SITE = re.compile(r"[\w-]+(\.[\w-]+)*")
 
@@ -83,6 +87,10 @@ have the URL. Then read the most promising results with webFetch: snippets are s
         Raises:
             ToolError: the configured backend is unknown, lacks its key or has a bad endpoint.
         """
+        from cowork.tools._net import check_web_url
+
+        from ._search_backends import SEARCH_BACKENDS, DuckDuckGoBackend
+
         env = os.environ if self._env is None else self._env
         chosen = (web.search_backend or "").strip().lower()
         if chosen:
@@ -105,6 +113,10 @@ have the URL. Then read the most promising results with webFetch: snippets are s
         return cls(endpoint, env.get(cls.key_env, "").strip() if cls.key_env else None)
 
     async def run(self, params: WebSearchParams, ctx: ToolContext) -> str:
+        import httpx
+
+        from cowork.tools._net import make_client
+
         web = ctx.settings.web
         backend = self.backend(web)
         timeout = web.fetch_timeout_seconds

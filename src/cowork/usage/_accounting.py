@@ -6,9 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import cast
-
-from pydantic_ai.usage import RequestUsage
+from typing import TYPE_CHECKING, cast
 
 from cowork.config import PriceOverride
 from cowork.models import cost_of
@@ -17,6 +15,9 @@ from cowork.store import Connection, UsageRow, repos
 
 from ._budgets import Cap, Refusal, Spend, check, crossings
 from ._service import UsageService
+
+if TYPE_CHECKING:
+    from pydantic_ai.usage import RequestUsage
 
 __all__ = ["Charge", "ModelCall", "admit", "charge"]
 

@@ -8,7 +8,6 @@ from typing import assert_never
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
-from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.text import Text
 
@@ -46,6 +45,14 @@ from cowork.protocol import (
 __all__ = ["TurnView", "print_error"]
 
 
+def _markdown(text: str) -> RenderableType:
+    # rich's Markdown brings markdown-it and pygments (a tenth of a second): imported with the first answer shown,
+    # not before the client has connected.
+    from rich.markdown import Markdown
+
+    return Markdown(text)
+
+
 def print_error(console: Console, code: str, message: str) -> None:
     console.print(Panel(Text(message), title=f"[bold red]{code}[/]", border_style="red", expand=False))
 
@@ -79,7 +86,7 @@ class TurnView:
     def _renderable(self) -> RenderableType:
         parts: list[RenderableType] = []
         if self._text:
-            parts.append(Markdown(self._text))
+            parts.append(_markdown(self._text))
         if self.typed:
             parts.append(Text(f"› {self.typed}", style="bold"))
         else:
@@ -121,7 +128,7 @@ class TurnView:
         text = final if final is not None else self._text
         self._text = ""
         if text:
-            self.console.print(Markdown(text))
+            self.console.print(_markdown(text))
         self.refresh()
 
     def _line(self, renderable: RenderableType) -> None:

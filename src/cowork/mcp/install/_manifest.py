@@ -1,4 +1,8 @@
-"""The install manifest: what a server needs, how to start it, and the configuration it asks for."""
+"""The install manifest: what a server needs, how to start it, and the configuration it asks for.
+
+jsonschema is imported where a schema is checked, not with this module (which the install service loads at
+start-up).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,6 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from jsonschema import Draft202012Validator, SchemaError
-from jsonschema.validators import validator_for
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cowork.protocol import ErrorCode, ErrorSource, ProtocolError
@@ -60,6 +62,9 @@ class Manifest(BaseModel):
     def _schema_is_valid(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
         if value is None:
             return None
+        from jsonschema import Draft202012Validator, SchemaError
+        from jsonschema.validators import validator_for
+
         try:
             validator_for(value, default=Draft202012Validator).check_schema(value)
         except SchemaError as exc:
@@ -146,6 +151,9 @@ def config_problems(schema: dict[str, Any] | None, values: dict[str, Any]) -> li
     """What is wrong with `values` under `schema` (empty when they are valid)."""
     if schema is None:
         return []
+    from jsonschema import Draft202012Validator
+    from jsonschema.validators import validator_for
+
     validator = validator_for(schema, default=Draft202012Validator)(schema)
     problems = []
     for error in sorted(validator.iter_errors(values), key=lambda e: list(e.absolute_path)):

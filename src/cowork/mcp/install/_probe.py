@@ -1,4 +1,8 @@
-"""Start a server once, shake hands, list its tools, stop it: the install's proof that the server works."""
+"""Start a server once, shake hands, list its tools, stop it: the install's proof that the server works.
+
+The SDK is imported by the probe itself, so importing this module (the install service does at start-up) does not
+load it.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +10,13 @@ import contextlib
 import tempfile
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
-import httpx2
-from mcp.client.session import ClientSession
-from mcp.client.sse import sse_client
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp_types import PaginatedRequestParams
+
+if TYPE_CHECKING:
+    import httpx2
+    from mcp_types import PaginatedRequestParams
 
 __all__ = ["ProbeFailed", "ServerSpec", "list_tools", "tail"]
 
@@ -61,6 +62,11 @@ def _describe(exc: BaseException) -> str:
 
 @contextlib.asynccontextmanager
 async def _streams(spec: ServerSpec, errlog: TextIO, auth: httpx2.Auth | None) -> AsyncIterator[Any]:
+    from mcp.client.sse import sse_client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
     if spec.transport == "stdio":
         assert spec.command is not None
         params = StdioServerParameters(command=spec.command, args=list(spec.args), env=dict(spec.env), cwd=spec.cwd)
@@ -85,6 +91,8 @@ async def list_tools(spec: ServerSpec, *, within: float, auth: httpx2.Auth | Non
     Raises:
         ProbeFailed: it failed to start, exited, or did not answer within `within` seconds.
     """
+    from mcp.client.session import ClientSession
+
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
 
         def stderr_tail() -> str | None:
@@ -112,4 +120,6 @@ async def list_tools(spec: ServerSpec, *, within: float, auth: httpx2.Auth | Non
 
 
 def _page(cursor: str | None) -> PaginatedRequestParams | None:
+    from mcp_types import PaginatedRequestParams
+
     return None if cursor is None else PaginatedRequestParams(cursor=cursor)

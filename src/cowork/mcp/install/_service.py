@@ -14,10 +14,9 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
-import httpx2
 
 from cowork.credentials import CredentialStore
 from cowork.mcp._secrets import credential_reference, expand_credentials
@@ -29,6 +28,9 @@ from ._deps import check_dependencies
 from ._manifest import Manifest, config_problems, credential_name, load_manifest, render, secret_fields
 from ._probe import ProbeFailed, ServerSpec, list_tools
 from ._states import INSTALL_MACHINE, PROGRESS
+
+if TYPE_CHECKING:
+    import httpx2
 
 __all__ = [
     "AuthFactory",
@@ -50,7 +52,7 @@ RemoveFn = Callable[[str], Awaitable[None]]
 ExistsFn = Callable[[str], Awaitable[bool]]
 """Whether a server of that name is configured already."""
 InstallListener = Callable[[InstallInfo], None]
-AuthFactory = Callable[[str, str], httpx2.Auth]
+AuthFactory = Callable[[str, str], "httpx2.Auth"]
 
 _MESSAGES: dict[InstallState, str] = {
     InstallState.FETCHING_MANIFEST: "Reading the manifest.",

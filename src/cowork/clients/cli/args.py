@@ -1,0 +1,51 @@
+"""The `cowork` command line's arguments: the REPL's, `cowork run`'s and `cowork tui`'s.
+
+Only argparse here, so `cowork --help` and `cowork serve` parse their arguments without loading a client.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_repl_arguments", "add_run_parser", "add_tui_parser"]
+
+
+def add_repl_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--workspace", "-w", type=Path, default=None, help="folder to work in (default: current)")
+    parser.add_argument("--resume", metavar="SESSION_ID", help="continue a session")
+    parser.add_argument("--url", help="server URL (default: the local server, started if needed)")
+    parser.add_argument("--token", help="bearer token for --url (default: COWORK_TOKEN or the local token file)")
+    parser.add_argument(
+        "--yolo", action="store_true", help="new sessions run with approvals and the sandbox OFF (careful)"
+    )
+
+
+def add_run_parser(sub: Any) -> None:
+    """Register `cowork run` on the main parser's subparsers."""
+    run = sub.add_parser(
+        "run",
+        help="run one turn without the REPL (prompt as argument, or piped on stdin); see docs/cli.md for exit codes",
+        description="Run one turn and exit: 0 done, 1 the turn failed, 2 usage error, 3 waiting for a human, "
+        "4 no provider, 130 interrupted.",
+    )
+    run.add_argument("prompt", nargs="?", help="the prompt; `-` or nothing reads it from stdin")
+    run.add_argument("--json", action="store_true", help="print every session event as a JSON line, then the outcome")
+    safety = run.add_mutually_exclusive_group()
+    safety.add_argument("--yolo", action="store_true", help="approvals and the sandbox OFF for this session (careful)")
+    safety.add_argument(
+        "--approve-safe", action="store_true", help="approve calls not flagged dangerous; reject the dangerous ones"
+    )
+    run.add_argument("--workspace", "-w", type=Path, default=None, help="folder to work in (default: current)")
+    run.add_argument("--model", "-m", metavar="PROVIDER:MODEL", help="the model for this session")
+    run.add_argument("--session", "-s", metavar="SESSION_ID", help="continue this session")
+    run.add_argument("--url", help="server URL (default: the local server, started if needed)")
+    run.add_argument("--token", help="bearer token for --url (default: COWORK_TOKEN or the local token file)")
+    add_tui_parser(sub)
+
+
+def add_tui_parser(sub: Any) -> None:
+    """Register `cowork tui` (the Textual UI; see docs/tui.md)."""
+    tui = sub.add_parser("tui", help="the terminal UI: sessions, chat, approvals, todos, models, MCP (docs/tui.md)")
+    add_repl_arguments(tui)
