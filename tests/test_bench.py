@@ -13,86 +13,53 @@ BENCH = Path(__file__).parents[1] / "bench"
 pytestmark = pytest.mark.slow
 
 
-def test_turn_overhead_runs_and_reports_a_ratio() -> None:
+def run_bench(script: str, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    """Run `bench/SCRIPT ARGS…` once; it must exit 0 (its stderr is the failure message)."""
     result = subprocess.run(
-        [sys.executable, str(BENCH / "turn_overhead.py"), "--rounds", "1", "--turns", "2"],
-        capture_output=True,
-        text=True,
-        timeout=180,
+        [sys.executable, str(BENCH / script), *args], capture_output=True, text=True, timeout=timeout
     )
     assert result.returncode == 0, result.stderr
+    return result
+
+
+def test_turn_overhead_runs_and_reports_a_ratio() -> None:
+    result = run_bench("turn_overhead.py", "--rounds", "1", "--turns", "2")
     assert "ratio server/raw: 2nd turn" in result.stdout
     assert "ratio server/bare:" in result.stdout
 
 
 def test_operation_steps_runs_and_reports_a_ratio() -> None:
-    result = subprocess.run(
-        [sys.executable, str(BENCH / "operation_steps.py"), "--operations", "2", "--rounds", "1"],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert result.returncode == 0, result.stderr
+    result = run_bench("operation_steps.py", "--operations", "2", "--rounds", "1")
     assert "ratio persisted/in-memory:" in result.stdout
 
 
 def test_tools_bench_runs_and_reports_ratios() -> None:
-    result = subprocess.run(
-        [sys.executable, str(BENCH / "tools.py"), "--runs", "2"],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert result.returncode == 0, result.stderr
+    result = run_bench("tools.py", "--runs", "2")
     assert "commands/s" in result.stdout
     assert "bash unsandboxed:" in result.stdout and "(ratio " in result.stdout
 
 
 def test_streaming_bench_runs_and_reports_a_ratio() -> None:
-    result = subprocess.run(
-        [sys.executable, str(BENCH / "streaming.py"), "--chunks", "200", "--rounds", "1"],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert result.returncode == 0, result.stderr
+    result = run_bench("streaming.py", "--chunks", "200", "--rounds", "1")
     assert "ratio served/adapter:" in result.stdout
     assert "decisions/s" in result.stdout and "ms per decision" in result.stdout
 
 
 def test_mcp_bench_runs_and_reports_a_ratio() -> None:
-    result = subprocess.run(
-        [sys.executable, str(BENCH / "mcp_calls.py"), "--calls", "3", "--rounds", "1", "--turns", "1"],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert result.returncode == 0, result.stderr
+    result = run_bench("mcp_calls.py", "--calls", "3", "--rounds", "1", "--turns", "1")
     assert "ratio cowork/direct:" in result.stdout
     assert "ratio mcp-turn/builtin-turn:" in result.stdout
 
 
 def test_long_session_runs_and_reports_ratios() -> None:
-    result = subprocess.run(
-        [sys.executable, str(BENCH / "long_session.py"), "--turns", "3"],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert result.returncode == 0, result.stderr
+    result = run_bench("long_session.py", "--turns", "3")
     assert "server: turns 1: " in result.stdout and "ratio late/early:" in result.stdout
     assert "server CPU per turn:" in result.stdout
     assert "ratio server/raw (early|late):" in result.stdout
 
 
 def test_concurrency_bench_runs_and_reports_throughput() -> None:
-    result = subprocess.run(
-        [sys.executable, str(BENCH / "concurrency.py"), "--sessions", "2", "--turns", "1"],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert result.returncode == 0, result.stderr
+    result = run_bench("concurrency.py", "--sessions", "2", "--turns", "1")
     assert "2 sessions x 1 turns,         cowork:" in result.stdout
     assert "turns/s, p50" in result.stdout and "peak RSS" in result.stdout and "errors 0;" in result.stdout
     assert "ratio raw/cowork turns/s, by sessions: 2:" in result.stdout
@@ -109,25 +76,13 @@ def _worktrees() -> str:
 )
 def test_concurrency_bench_compares_with_another_revision_and_removes_its_worktree() -> None:
     before = _worktrees()
-    result = subprocess.run(
-        [sys.executable, str(BENCH / "concurrency.py"), "--sessions", "2", "--turns", "1", "--compare", "HEAD"],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert result.returncode == 0, result.stderr
+    result = run_bench("concurrency.py", "--sessions", "2", "--turns", "1", "--compare", "HEAD")
     assert "ratio ours/HEAD@" in result.stdout and "turns/s: 2:" in result.stdout
     assert _worktrees() == before
 
 
 def test_startup_bench_runs_and_reports_ratios() -> None:
-    result = subprocess.run(
-        [sys.executable, str(BENCH / "startup.py"), "--spawns", "1", "--warm-turns", "1"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr
+    result = run_bench("startup.py", "--spawns", "1", "--warm-turns", "1", timeout=300)
     assert "spawn to initialize:" in result.stdout and "(floor python start" in result.stdout
     assert "first turn / warm turn:" in result.stdout
     assert "warning" not in result.stderr  # every server logged its warm-up done

@@ -21,7 +21,7 @@ quirk), so nothing a provider sends is refused that the SDK would have accepted.
 
 from __future__ import annotations
 
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Any
 
 import httpx2
@@ -33,7 +33,7 @@ from openai.resources.responses import AsyncResponses
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.responses import Response, ResponseStreamEvent
 
-__all__ = ["RawAsyncOpenAI", "request_body"]
+__all__ = ["RawAsyncOpenAI", "fast_adapter", "request_body"]
 
 _OPTION_KEYS = ("extra_headers", "extra_query", "extra_body", "timeout")
 
@@ -48,17 +48,24 @@ def _split(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     return request_body(params), options
 
 
+async def _post_raw(
+    resource: AsyncCompletions | AsyncResponses, path: str, cast_to: type, chunk_type: Any, params: dict[str, Any]
+) -> Any:
+    """What the SDK's `create` does for `path`, minus the transform of the body."""
+    body, options = _split(params)
+    return await resource._post(
+        path,
+        body=body,
+        options=make_request_options(**options, security={"bearer_auth": True}),
+        cast_to=cast_to,
+        stream=bool(body.get("stream")),
+        stream_cls=AsyncStream[chunk_type],
+    )
+
+
 class _RawCompletions(AsyncCompletions):
     async def create(self, **params: Any) -> Any:
-        body, options = _split(params)
-        return await self._post(
-            "/chat/completions",
-            body=body,
-            options=make_request_options(**options, security={"bearer_auth": True}),
-            cast_to=ChatCompletion,
-            stream=bool(body.get("stream")),
-            stream_cls=AsyncStream[ChatCompletionChunk],
-        )
+        return await _post_raw(self, "/chat/completions", ChatCompletion, ChatCompletionChunk, params)
 
 
 class _RawChat(AsyncChat):
@@ -69,21 +76,22 @@ class _RawChat(AsyncChat):
 
 class _RawResponses(AsyncResponses):
     async def create(self, **params: Any) -> Any:
-        body, options = _split(params)
-        return await self._post(
-            "/responses",
-            body=body,
-            options=make_request_options(**options, security={"bearer_auth": True}),
-            cast_to=Response,
-            stream=bool(body.get("stream")),
-            stream_cls=AsyncStream[ResponseStreamEvent],
-        )
+        return await _post_raw(self, "/responses", Response, ResponseStreamEvent, params)
 
 
-_FAST_TYPES: dict[Any, pydantic.TypeAdapter[Any]] = {
-    ChatCompletionChunk: pydantic.TypeAdapter(ChatCompletionChunk),
-    ResponseStreamEvent: pydantic.TypeAdapter(ResponseStreamEvent),
-}
+_FAST_TYPES = (ChatCompletionChunk, ResponseStreamEvent)
+
+
+def fast_adapter(cast_to: Any) -> pydantic.TypeAdapter[Any] | None:
+    """The validator for a streamed chunk type (None for any other type)."""
+    return _build_adapter(cast_to) if cast_to in _FAST_TYPES else None
+
+
+@cache
+def _build_adapter(cast_to: Any) -> pydantic.TypeAdapter[Any]:
+    # Built on first use: the Responses union takes a while, which a server that speaks only Chat Completions never
+    # pays. The Chat one is built with the module (below).
+    return pydantic.TypeAdapter(cast_to)
 
 
 class RawAsyncOpenAI(AsyncOpenAI):
@@ -91,7 +99,7 @@ class RawAsyncOpenAI(AsyncOpenAI):
     streamed chunks are validated rather than constructed."""
 
     def _process_response_data(self, *, data: object, cast_to: Any, response: httpx2.Response) -> Any:
-        adapter = _FAST_TYPES.get(cast_to) if type(data) is dict else None
+        adapter = fast_adapter(cast_to) if type(data) is dict else None
         if adapter is not None:
             try:
                 return adapter.validate_python(data)
@@ -106,3 +114,6 @@ class RawAsyncOpenAI(AsyncOpenAI):
     @cached_property
     def responses(self) -> AsyncResponses:
         return _RawResponses(self)
+
+
+fast_adapter(ChatCompletionChunk)  # built with the module (imported by the warm-up): every OpenAI stream uses it
