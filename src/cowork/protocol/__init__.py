@@ -5,6 +5,7 @@ else. Clients import only this package (plus their transport and UI libraries).
 """
 
 from ._base import Params, WireModel
+from ._commands import SLASH_COMMANDS, ClientKind, SlashCommand, slash_command
 from ._docs import render_protocol_markdown
 from ._errors import ErrorCode, ErrorSource, ProtocolError, RpcCode
 from ._events import (
@@ -66,6 +67,10 @@ from ._values import __all__ as _values_all
 
 __all__ = [
     "DELTA_EVENT_TYPES",
+    "SLASH_COMMANDS",
+    "ClientKind",
+    "SlashCommand",
+    "slash_command",
     "EVENT_PAYLOADS",
     "AgentSpawned",
     "ApprovalRequested",

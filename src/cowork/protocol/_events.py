@@ -137,6 +137,11 @@ class ToolResult(_Payload):
     name: str
     is_error: bool
     content: str
+    diff: str | None = Field(
+        default=None,
+        description="For a call that changed a file (`edit`, `write`): the unified diff of the change, cut at 64 KB.",
+    )
+    rejected: bool = Field(default=False, description="The user rejected the call; `content` says why.")
 
 
 class Usage(_Payload):
@@ -217,6 +222,16 @@ class ApprovalRequested(_Payload):
     dangerous: bool = Field(
         default=False, description="The security check flagged it (a destructive command, deleting, sending, paying)."
     )
+    preview: str | None = Field(
+        default=None,
+        description="For `edit` and `write`: the unified diff the call would make (a new file: all lines added), "
+        "computed by the server, cut at 64 KB.",
+    )
+    session_allow: str | None = Field(
+        default=None,
+        description="What answering with scope `session` would allow for the rest of the session, in words "
+        "(`edit`, or `commands starting with git status`); null when it is not offered (dangerous calls).",
+    )
 
 
 class ApprovalResolved(_Payload):
@@ -228,6 +243,9 @@ class ApprovalResolved(_Payload):
     tool_call_id: str
     approved: bool
     message: str | None = None
+    scope: Literal["once", "session"] = Field(
+        default="once", description="`session`: the same kind of call is allowed without asking for the session."
+    )
 
 
 class Ask(_Payload):

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import Field
 
 from ._base import Count, OsText, Params, WireModel
+from ._commands import SlashCommand
 from ._events import SessionEvent
 from ._mcp import (
     McpAddParams,
@@ -75,6 +76,7 @@ __all__ = [
     "EmptyParams",
     "EventsReplayParams",
     "EventsReplayResult",
+    "FileChange",
     "InitializeParams",
     "InitializeResult",
     "MessageInfo",
@@ -85,7 +87,9 @@ __all__ = [
     "PublicConfig",
     "RespondResult",
     "ServerInfo",
+    "SessionCompactResult",
     "SessionCreateParams",
+    "SessionDiffResult",
     "SessionGetParams",
     "SessionGetResult",
     "SessionInfo",
@@ -107,7 +111,7 @@ __all__ = [
     "UnsubscribeResult",
 ]
 
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 """Bumped on every change to the protocol. Changes are additive: old clients keep working."""
 
 _ID = Field(min_length=1, max_length=200)
@@ -134,6 +138,15 @@ class ServerInfo(WireModel):
 
     name: str
     version: str
+    pid: int | None = Field(default=None, description="The server's process id.")
+    started_at: datetime | None = Field(default=None, description="When the server process started.")
+    url: str | None = Field(default=None, description="Where the server listens.")
+    environment: str | None = Field(
+        default=None,
+        description="A fingerprint (hash) of the provider settings the server was started with (API key and base "
+        "URL variables, their values hashed). A client started with a different one knows the server will not "
+        "see its environment.",
+    )
 
 
 class Capabilities(WireModel):
@@ -155,6 +168,7 @@ class PublicConfig(WireModel):
     provider: str | None = None
     model: str | None = None
     home: str
+    base_url: str | None = Field(default=None, description="The current provider's base URL, when one is set.")
     warnings: list[str] = Field(
         default_factory=list,
         description="What the user should be told about the configuration, e.g. workspace settings ignored because "
@@ -167,6 +181,9 @@ class InitializeResult(WireModel):
     server_info: ServerInfo
     capabilities: Capabilities
     config: PublicConfig
+    commands: list[SlashCommand] = Field(
+        default_factory=list, description="The slash commands clients offer (one table for every client)."
+    )
 
 
 class PingResult(WireModel):
@@ -190,6 +207,11 @@ class SessionInfo(WireModel):
     yolo: bool = Field(default=False, description="Approvals and the sandbox are off.")
     reasoning_effort: ReasoningEffort | None = Field(default=None, description="null: the configured default.")
     auto_model: bool = Field(default=False, description="The router picks the model for each turn.")
+    allowances: list[str] = Field(
+        default_factory=list,
+        description="What the user allowed for this session without asking again, in words (`edit`, `commands "
+        "starting with git status`).",
+    )
 
 
 class MessageInfo(WireModel):
@@ -219,6 +241,10 @@ class SessionListParams(Params):
     limit: int = Field(default=50, ge=1, le=500)
     offset: Count = 0
     query: str | None = Field(default=None, max_length=500, description="Only sessions whose title contains this.")
+    workspace: OsText | None = Field(
+        default=None, max_length=4096, description="Only sessions in this folder (compared after resolving it)."
+    )
+    include_empty: bool = Field(default=False, description="Also sessions without a single message.")
 
 
 class SessionListResult(WireModel):
@@ -240,6 +266,9 @@ class SessionUpdateParams(Params):
     yolo: bool | None = Field(default=None, description="Turn approvals and the sandbox off (on: true). Loud.")
     reasoning_effort: ReasoningEffort | Literal["default"] | None = Field(
         default=None, description="Reasoning effort for this session's turns; `default` goes back to the config's."
+    )
+    clear_allowances: bool | None = Field(
+        default=None, description="true: forget what was allowed for the session; every call asks again."
     )
 
 
@@ -333,6 +362,11 @@ class ApprovalRespondParams(Params):
     request_id: str = _ID
     approved: bool
     message: str | None = Field(default=None, max_length=10_000, description="Told to the model with a rejection.")
+    scope: Literal["once", "session"] = Field(
+        default="once",
+        description="`session` (with approved): allow this kind of call for the rest of the session without asking "
+        "— the tool, or for shell commands the command prefix (see `sessionAllow`). Refused for dangerous calls.",
+    )
 
 
 class AskRespondParams(Params):
@@ -370,6 +404,29 @@ class AgentWaitParams(Params):
 
 class AgentCancelResult(WireModel):
     cancelled: bool
+
+
+class FileChange(WireModel):
+    """A file the session changed, against its content before the session's first change to it."""
+
+    path: str = Field(description="Relative to the session's workspace.")
+    status: Literal["added", "modified", "deleted"]
+    diff: str = Field(description="Unified diff, cut at 64 KB.")
+    additions: int = 0
+    deletions: int = 0
+
+
+class SessionDiffResult(WireModel):
+    files: list[FileChange]
+    truncated: bool = Field(default=False, description="Some diffs were cut, or more files changed than listed.")
+
+
+class SessionCompactResult(WireModel):
+    compacted: bool = Field(description="False when there was too little history to compress.")
+    summarized_messages: int = 0
+    kept_messages: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
 
 
 class EventsReplayParams(Params):

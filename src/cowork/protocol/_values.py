@@ -102,6 +102,10 @@ class PendingApproval(WireModel):
     reason: str = ""
     rerun: bool = Field(default=False, description="The call was interrupted once; approving runs it again.")
     dangerous: bool = Field(default=False, description="The security check flagged it.")
+    preview: str | None = Field(default=None, description="For `edit` and `write`: the unified diff it would make.")
+    session_allow: str | None = Field(
+        default=None, description="What allowing for the session would cover, in words; null when not offered."
+    )
     created_at: datetime
 
 

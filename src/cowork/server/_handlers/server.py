@@ -10,6 +10,7 @@ from cowork.protocol import (
     EVENT_PAYLOADS,
     METHODS,
     PROTOCOL_VERSION,
+    SLASH_COMMANDS,
     Capabilities,
     EmptyParams,
     InitializeParams,
@@ -47,6 +48,7 @@ async def initialize(core: Core, peer: Peer | None, params: InitializeParams) ->
             home=str(core.paths.home),
             warnings=core.loaded.warnings(),
         ),
+        commands=list(SLASH_COMMANDS),
     )
 
 

@@ -1,0 +1,77 @@
+"""The slash commands every client offers: one table, so `/help` reads the same in the REPL, the TUI and the web UI.
+
+A client handles each command itself (they are conveniences over protocol methods); text starting with `/` that
+names no command here is refused by the client and never sent to the model.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ._base import WireModel
+
+__all__ = ["SLASH_COMMANDS", "ClientKind", "SlashCommand", "slash_command"]
+
+ClientKind = Literal["repl", "tui", "web"]
+_ALL: tuple[ClientKind, ...] = ("repl", "tui", "web")
+_TERMINAL: tuple[ClientKind, ...] = ("repl", "tui")
+
+
+class SlashCommand(WireModel):
+    """A command a person types after `/`."""
+
+    name: str
+    usage: str
+    summary: str
+    clients: list[ClientKind]
+
+
+def _cmd(name: str, usage: str, summary: str, clients: tuple[ClientKind, ...] = _ALL) -> SlashCommand:
+    return SlashCommand(name=name, usage=usage, summary=summary, clients=list(clients))
+
+
+SLASH_COMMANDS: tuple[SlashCommand, ...] = (
+    _cmd("help", "/help", "show the commands"),
+    _cmd("new", "/new", "start a new session"),
+    _cmd("clear", "/clear", "start a new session in the same folder (the old one is kept)"),
+    _cmd("sessions", "/sessions [--all]", "this folder's sessions (--all: every folder)"),
+    _cmd("resume", "/resume ID", "continue a session"),
+    _cmd("continue", "/continue", "resume this session's interrupted or paused turn"),
+    _cmd("model", "/model [provider:model | auto]", "show or switch the model (auto: the router picks per turn)"),
+    _cmd("compact", "/compact", "compress the conversation now (the model sees a summary of older turns)"),
+    _cmd("diff", "/diff", "what this session changed in the folder"),
+    _cmd("cwd", "/cwd [DIR]", "show the session's folder, or start a new session in DIR", _TERMINAL),
+    _cmd("tools", "/tools [NAME always|never|inherit]", "list tools and when they ask, or set when one asks"),
+    _cmd("network", "/network on|off", "let shell commands reach the network"),
+    _cmd("yolo", "/yolo on|off", "approvals and the sandbox off (careful)"),
+    _cmd(
+        "mcp",
+        "/mcp [enable|disable|restart|remove NAME | add NAME -- COMMAND ARGS… | add NAME URL | trust]",
+        "MCP servers",
+    ),
+    _cmd("connect", "/connect PROVIDER [KEY or URL] [--no-verify]", "save a provider's key or a server URL"),
+    _cmd("disconnect", "/disconnect PROVIDER", "forget a saved key and URL"),
+    _cmd("provider", "/provider [ID]", "which providers are connected, and what to do about the others"),
+    _cmd("reasoning", "/reasoning off|minimal|low|medium|high|xhigh|max|default", "how hard the model thinks"),
+    _cmd("usage", "/usage", "tokens and cost: this session, today, this week, this month; budgets"),
+    _cmd(
+        "budget",
+        "/budget [request=0.5 daily=10 weekly=50 monthly=200 warn=0.8 | reset]",
+        "spend caps (none: no cap)",
+    ),
+    _cmd("retry", "/retry", "try harder: run the last turn again on the next stronger model (shows the cost first)"),
+    _cmd("quit", "/quit", "exit (Ctrl-D also works)", _TERMINAL),
+)
+
+_BY_NAME = {command.name: command for command in SLASH_COMMANDS}
+
+
+def slash_command(text: str, client: ClientKind) -> tuple[SlashCommand, str] | None:
+    """The command `text` names for `client` and the rest of the line; None when it names none (or not for it)."""
+    if not text.startswith("/"):
+        return None
+    name, _, rest = text[1:].partition(" ")
+    command = _BY_NAME.get(name.strip().lower())
+    if command is None or client not in command.clients:
+        return None
+    return command, rest.strip()
