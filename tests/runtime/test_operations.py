@@ -95,6 +95,12 @@ async def test_a_rejection_goes_back_to_the_model(
     assert "rejected" in result["content"] and "not today" in result["content"]
     info = await core.runtime.operation_info(op)
     assert [c.status for c in info.tool_calls] == [ToolCallStatus.REJECTED]
+    # Clients close the call's card from its result: exactly one, right after the answer, saying it was rejected.
+    (closed,) = harness.payloads(sid, ToolResult)
+    assert closed.rejected and closed.is_error and closed.tool_call_id == request.tool_call_id
+    assert closed.content == "Rejected by the user: not today"
+    kinds = harness.types(sid)
+    assert kinds.index("tool_result") == kinds.index("approval_resolved") + 1
 
 
 async def test_ask_parks_the_operation_on_a_question(harness: CoreHarness, mock_llm: MockLLMServer) -> None:

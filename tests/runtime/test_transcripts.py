@@ -195,6 +195,16 @@ REJECTED: list[Entry] = [
     ("approval_requested", {"arguments": {"label": "a"}, "name": "mark", "operation_id": "op1", "request_id": "req1"}),
     ("operation_status", {"operation_id": "op1", "status": "waiting_for_human"}),
     ("approval_resolved", {"approved": False, "message": "not now", "operation_id": "op1", "request_id": "req1"}),
+    (
+        "tool_result",
+        {
+            "content": "Rejected by the user: not now",
+            "is_error": True,
+            "name": "mark",
+            "operation_id": "op1",
+            "step": 1,
+        },
+    ),
     ("operation_status", {"operation_id": "op1", "status": "running"}),
     ("model_stream_chunk", {"operation_id": "op1", "step": 2, "text": "Over."}),
     ("assistant_message", {"operation_id": "op1", "step": 2, "text": "Over."}),

@@ -56,7 +56,7 @@ EXPECTED = [
         "usage",
         _usage(1, 100, 10),
     ),
-    ("tool_result", {"step": 1, "name": "glob", "isError": False}),
+    ("tool_result", {"step": 1, "name": "glob", "isError": False, "rejected": False}),
     (
         "tool_call",
         {
@@ -71,7 +71,7 @@ EXPECTED = [
         "usage",
         _usage(2, 150, 12),
     ),
-    ("tool_result", {"step": 2, "name": "read", "isError": False}),
+    ("tool_result", {"step": 2, "name": "read", "isError": False, "rejected": False}),
     # The first delta goes out alone; the other three are coalesced (see `transcript`).
     ("model_stream_chunk", {"step": 3, "text": "The code"}),
     ("model_stream_chunk", {"step": 3, "text": " word is **PELICAN**."}),

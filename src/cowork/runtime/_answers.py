@@ -13,10 +13,12 @@ from cowork.protocol import (
     AskRespondParams,
     ErrorCode,
     ErrorSource,
+    EventPayload,
     GuardrailCode,
     ProtocolError,
     RespondResult,
     ToolCallStatus,
+    ToolResult,
 )
 from cowork.sessions import Mutation
 from cowork.store import Connection, HumanRequestRow, repos
@@ -81,6 +83,7 @@ class Answers:
             entry = handle.state.calls.get(row.tool_call_id or "")
             if entry is None or entry.status != C.AWAITING_APPROVAL:
                 return self._already(await self._request(params.request_id), response)
+            outcome: list[ToolResult] = []
             if params.approved:
                 transition_call(entry, C.APPROVED)
                 result = None
@@ -88,6 +91,18 @@ class Answers:
                 transition_call(entry, C.REJECTED)
                 entry.result, entry.is_error = rejection_text(params.message), False
                 result = entry.result
+                # Every client closes the call's card from its result, so a rejected call gets one too.
+                outcome.append(
+                    ToolResult(
+                        operation_id=row.operation_id,
+                        step=entry.step,
+                        tool_call_id=entry.tool_call_id,
+                        name=entry.name,
+                        is_error=True,
+                        rejected=True,
+                        content=f"Rejected by the user: {params.message}" if params.message else "Rejected by the user",
+                    )
+                )
             await self._resolve(
                 row,
                 response,
@@ -99,6 +114,7 @@ class Answers:
                     message=params.message,
                 ),
                 handle.runner.ledger_update(entry, result=result),
+                *outcome,
             )
             if params.approved and handle.running:
                 # Other calls of the step are running: start this one now rather than after them.
@@ -157,8 +173,14 @@ class Answers:
         return RespondResult(request_id=row.id, duplicate=False)
 
     async def _resolve(
-        self, row: HumanRequestRow, response: dict[str, Any], event: Any, ledger: Mutation | None
+        self,
+        row: HumanRequestRow,
+        response: dict[str, Any],
+        event: Any,
+        ledger: Mutation | None,
+        *after: EventPayload,
     ) -> None:
+        """Mark the request answered and announce it; `after` follows in the same transaction."""
         now = datetime.now(UTC)
         response_json = json.dumps(response)
 
@@ -168,4 +190,12 @@ class Answers:
             if ledger is not None:
                 ledger(conn)
 
-        await self._ops.deps.journal.append(row.session_id, event, mutate=mutate)
+        journal = self._ops.deps.journal
+        if not after:
+            await journal.append(row.session_id, event, mutate=mutate)
+            return
+        # Queued back to back, before the journal's writer runs again, they share one batch and so one commit.
+        pending = [journal.emit(row.session_id, event, mutate=mutate)]
+        pending += [journal.emit(row.session_id, payload, urgent=True) for payload in after]
+        for future in pending:
+            await future
