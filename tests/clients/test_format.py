@@ -26,6 +26,11 @@ def test_results_are_summarised_by_size_or_their_first_error_line() -> None:
 
 def test_money_and_todos() -> None:
     assert (fmt.money(0.04213), fmt.money(1.5, 2)) == ("$0.0421", "$1.50")
+    assert (fmt.money(0.00004), fmt.money(0.0), fmt.money(0.001, 2)) == ("<$0.0001", "$0.0000", "<$0.01")
+    # An unknown price is said in words, never as `$0.0000+?`.
+    assert fmt.cost(0.0, known=False) == "price unknown"
+    assert fmt.cost(0.0123, known=False) == "$0.0123 + price unknown"
+    assert fmt.cost(0.0123, known=True) == "$0.0123"
     todos = [Todo(content="Read", status="completed"), Todo(content="Fix", status="in_progress", active_form="Fixing")]
     assert fmt.render_todos(todos, indent="  ").plain == "  ✔ Read\n  ◐ Fixing\n"
 

@@ -74,8 +74,17 @@ def result_summary(result: ToolResult, width: int) -> str:
 
 
 def money(usd: float, places: int = 4) -> str:
-    """A dollar amount: `$0.0421` (4 places suit per-turn costs; 2 suit a day's)."""
+    """A dollar amount: `$0.0421` (4 places suit per-turn costs; 2 suit a day's); `<$0.0001` below the last place."""
+    if 0 < usd < 10**-places:
+        return f"<${10**-places:.{places}f}"
     return f"${usd:.{places}f}"
+
+
+def cost(usd: float, known: bool, places: int = 4) -> str:
+    """What something cost, saying so when a price was unknown: `$0.0421`, `price unknown`, `$0.0421 + price unknown`."""
+    if known:
+        return money(usd, places)
+    return f"{money(usd, places)} + price unknown" if usd else "price unknown"
 
 
 def render_todos(todos: list[Todo], indent: str = "") -> Text:

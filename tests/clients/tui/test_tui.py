@@ -128,6 +128,10 @@ async def test_a_rejection_tells_the_model_why(
         await pilot.click("#reject")
         await until(pilot, lambda: "Fine, I will not." in chat_text(app))
         assert "rejected: not today" in chat_text(app)
+        # The call's card is closed by its result, not left "running…".
+        (line,) = app.query(ToolCallLine)
+        await until(pilot, lambda: line.result is not None)
+        assert line.result is not None and line.result.rejected and "Rejected by the user" in str(line.title)
     assert marks(tmp_path / "marks.txt") == []
     results = mock_llm.requests[-1].last_tool_results
     assert "not today" in results[0]["content"]

@@ -79,6 +79,7 @@ class TurnView:
         self._tokens_in = 0
         self._tokens_out = 0
         self._cost = 0.0
+        self._cost_known = True
         self._day_cost: float | None = None
 
     # -- the live area ----------------------------------------------------------------------------------------
@@ -205,6 +206,7 @@ class TurnView:
         self._tokens_in += payload.input_tokens
         self._tokens_out += payload.output_tokens
         self._cost += payload.cost_usd
+        self._cost_known = self._cost_known and payload.cost_known
         self._day_cost = payload.day_cost_usd
 
     def _child_event(self, child: str, payload: ReceivedPayload) -> None:
@@ -259,7 +261,7 @@ class TurnView:
         elif payload.status == OperationStatus.INTERRUPTED:
             self.notes.print(Text(f"⏹ interrupted: {payload.reason or ''} (/continue resumes it)", style="yellow"))
         if self._tokens_in or self._tokens_out:
-            cost = f" · {fmt.money(self._cost)}" if self._cost else ""
+            cost = f" · {fmt.cost(self._cost, self._cost_known)}" if self._cost or not self._cost_known else ""
             today = f" · today {fmt.money(self._day_cost, 2)}" if self._day_cost else ""
             self.notes.print(
                 Text(f"  {self._tokens_in:,} tokens in · {self._tokens_out:,} out{cost}{today}", style="dim")

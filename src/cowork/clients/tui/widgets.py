@@ -399,9 +399,9 @@ class UsageBar(Static):
         text.append(f" {model}", style="bold")
         text.append(f" · {usage.input_tokens:,} in · {usage.output_tokens:,} out", style="")
         if usage.cost_usd or not usage.cost_known:
-            text.append(f" · ${usage.cost_usd:.4f}" + ("" if usage.cost_known else "+?"))
+            text.append(f" · {fmt.cost(usage.cost_usd, usage.cost_known)}")
         if usage.day_cost_usd is not None:
-            text.append(f" · today ${usage.day_cost_usd:.2f}")
+            text.append(f" · today {fmt.money(usage.day_cost_usd, 2)}")
         text.append("  ")
         style = "green" if connection == "connected" else "yellow"
         text.append(("● " if connection == "connected" else "○ ") + connection, style=style)
