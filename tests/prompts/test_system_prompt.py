@@ -51,3 +51,33 @@ def test_the_skills_directories_are_named_in_order(tmp_path: Path) -> None:
         PromptVariables("/w", "/w", "/w/uploads", "m", date(2026, 1, 1), skills_directory=where)
     )
     assert f"- Skills directory: {where}\n" in text
+
+
+def test_instruction_files_of_other_agents_apply(tmp_path: Path) -> None:
+    from cowork.prompts import gather_prompt_extras
+
+    workspace, home, secrets = tmp_path / "proj", tmp_path / "home", tmp_path / "secrets"
+    for folder in (workspace, home, secrets):
+        folder.mkdir()
+    (workspace / "AGENT.md").write_text("remembered: tabs", encoding="utf-8")
+    (workspace / "AGENTS.md").write_text("Run `make check` before you finish.", encoding="utf-8")
+    (workspace / "CLAUDE.md").symlink_to(workspace / "AGENTS.md")  # the usual setup: one file, two names
+    (home / "CLAUDE.md").write_text("Answer in British English.", encoding="utf-8")
+    text = gather_prompt_extras(workspace, home, with_skills=False)
+    assert "remembered: tabs" in text
+    assert text.count("Run `make check` before you finish.") == 1
+    assert "### project: AGENTS.md" in text and "### user: CLAUDE.md" in text
+    assert "Answer in British English." in text
+    assert text.index("## Memory") < text.index("## Instructions for this project")
+
+
+def test_an_instruction_file_linking_out_of_its_folder_is_not_read(tmp_path: Path) -> None:
+    from cowork.prompts import gather_prompt_extras
+
+    workspace, secrets = tmp_path / "proj", tmp_path / "secrets"
+    workspace.mkdir()
+    secrets.mkdir()
+    (secrets / "key").write_text("sk-very-secret", encoding="utf-8")
+    (workspace / "AGENTS.md").symlink_to(secrets / "key")
+    (workspace / "AGENT.md").symlink_to(secrets / "key")
+    assert "sk-very-secret" not in gather_prompt_extras(workspace, None, with_skills=False)
