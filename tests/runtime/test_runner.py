@@ -111,14 +111,16 @@ def test_mixed_batch_runs_the_safe_calls_and_asks_for_the_others() -> None:
     safe, other_safe, risky = entry("a"), entry("b", "grep"), entry("c", "mark", side_effects=True)
     calls = {c.tool_call_id: c for c in (safe, other_safe, risky)}
     s = state(ModelRequest(parts=[UserPromptPart("hi")]), response_with(safe, other_safe, risky), calls=calls)
-    assert run(s) == [RequestHumanApprove(("c",), ("side effects",), (False,)), CallToolsBatch(("a", "b"))]
+    assert run(s) == [RequestHumanApprove(("c",), ("side effects",), (False,), (None,)), CallToolsBatch(("a", "b"))]
 
 
 def test_a_call_the_security_phase_asks_about_is_marked_dangerous() -> None:
     ordinary, destructive = entry("c", "mark", side_effects=True), entry("d", "rm", side_effects=True)
     calls = {"c": ordinary, "d": destructive}
     s = state(ModelRequest(parts=[UserPromptPart("hi")]), response_with(ordinary, destructive), calls=calls)
-    assert run(s) == [RequestHumanApprove(("c", "d"), ("side effects", "Dangerous command"), (False, True))]
+    assert run(s) == [
+        RequestHumanApprove(("c", "d"), ("side effects", "Dangerous command"), (False, True), (None, None))
+    ]
 
 
 def test_the_ask_tool_becomes_a_question() -> None:

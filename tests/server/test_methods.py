@@ -161,3 +161,19 @@ def test_server_json_points_at_the_running_server(server: ServerProcess) -> None
     info = json.loads((server.home / "server.json").read_text(encoding="utf-8"))
     assert info["url"] == server.address.url and info["pid"] == server.pid and info["auth"] is True
     assert Path(info["workspace"]) == server.workspace
+
+
+async def test_session_list_by_folder_and_without_empty_sessions(client: EventClient, server: ServerProcess) -> None:
+    sub = server.workspace / "elsewhere"
+    sub.mkdir(exist_ok=True)
+    here = await client.call("session/create", {"title": "here"})
+    there = await client.call("session/create", {"title": "there", "workspace": str(sub)})
+    in_sub = await client.call("session/list", {"workspace": str(sub / ".." / "elsewhere")})
+    assert [s["id"] for s in in_sub["sessions"]] == [there["id"]]
+    in_root = await client.call("session/list", {"workspace": str(server.workspace)})
+    assert here["id"] in [s["id"] for s in in_root["sessions"]] and there["id"] not in [
+        s["id"] for s in in_root["sessions"]
+    ]
+    # Nobody wrote in either: a client that hides empty sessions lists neither.
+    hidden = await client.call("session/list", {"includeEmpty": False})
+    assert not {here["id"], there["id"]} & {s["id"] for s in hidden["sessions"]}

@@ -7,6 +7,7 @@ from `_commands` load it on first use (`cowork.lazy`), so start-up does not.
 
 from typing import TYPE_CHECKING
 
+from ._allow import allowance_key, allowance_matches, describe_allowance, load_allowances
 from ._approval import (
     ApprovalMode,
     CallFacts,
@@ -58,9 +59,13 @@ __all__ = [
     "ToolOverride",
     "ToolPolicies",
     "Verdict",
+    "allowance_key",
+    "allowance_matches",
     "class_end",
     "classify",
     "decide",
+    "describe_allowance",
     "expand_braces",
     "git_key_executes",
+    "load_allowances",
 ]

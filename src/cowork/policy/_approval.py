@@ -12,6 +12,9 @@ Phases, in order (the first that decides wins):
    there is no sandbox to contain it);
 6. the allow-list (`tools.auto_approve`) → run; otherwise (manual) risky calls ask and the rest run.
 
+Between 2 and 3, what the user allowed for this session ("allow for the session", see `_allow`) → run. A call
+that asks in the `manual` or `server` phase carries the key that allowing it for the session would store.
+
 `--yolo` skips all of it. Path permissions are enforced by the tools themselves and never skipped.
 """
 
@@ -21,6 +24,8 @@ import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
+
+from ._allow import allowance_key, allowance_matches
 
 if TYPE_CHECKING:
     from ._commands import Classification
@@ -70,6 +75,8 @@ class PolicyDecision:
     decision: Literal["run", "ask", "question"]
     reason: str = ""
     phase: str = ""
+    allow: str | None = None
+    """For a call that asks: the key "allow for this session" would store (None: not offered)."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +99,8 @@ class CallFacts:
     needs_network: bool = False
     protected: str | None = None
     """Why a path this call writes is protected (`.git/config`, `.cowork/`, `.envrc`…), if one is."""
+    shell_command: str | None = None
+    """The shell text, for a tool that runs one."""
 
 
 @dataclass(frozen=True)
@@ -106,6 +115,8 @@ class PolicyContext:
     yolo: bool = False
     sandboxed: bool = True
     network: bool = False
+    allowances: tuple[str, ...] = ()
+    """What the user allowed for this session without asking again (keys, see `_allow`)."""
 
 
 def _base_name(tool: str) -> str:
@@ -137,13 +148,16 @@ def decide(facts: CallFacts, ctx: PolicyContext) -> PolicyDecision:
     override = ctx.overrides.get(facts.tool, "inherit")
     if override == "always":
         return PolicyDecision("ask", f"{facts.tool} is set to always ask.", "always")
+    if ctx.allowances and allowance_matches(ctx.allowances, facts.tool, facts.shell_command):
+        return PolicyDecision("run", "allowed for this session", "session")
+    allow = allowance_key(facts.tool, facts.shell_command)
     if ctx.automation:
         return PolicyDecision("run", "inside an automation", "automation")
     if facts.mcp_server is not None and override != "never":
         server = ctx.server_policies.get(facts.mcp_server, ServerPolicy())
         if server.mode == "auto-run" or (server.mode == "allow-list" and _base_name(facts.tool) in server.allow):
             return PolicyDecision("run", f"allowed by the {facts.mcp_server} server's policy", "server")
-        return PolicyDecision("ask", f"The {facts.mcp_server} server's tools ask before they run.", "server")
+        return PolicyDecision("ask", f"The {facts.mcp_server} server's tools ask before they run.", "server", allow)
     unconfined_shell = facts.command is not None and not ctx.sandboxed and facts.risky
     if override == "never":
         return PolicyDecision("run", f"{facts.tool} is set to never ask.", "never")
@@ -153,6 +167,6 @@ def decide(facts: CallFacts, ctx: PolicyContext) -> PolicyDecision:
         return PolicyDecision("run", "listed in tools.auto_approve", "allow-list")
     if facts.risky:
         if facts.command is not None:
-            return PolicyDecision("ask", f"{facts.command.detail}", "manual")
-        return PolicyDecision("ask", f"{facts.tool} can change things outside the conversation.", "manual")
+            return PolicyDecision("ask", f"{facts.command.detail}", "manual", allow)
+        return PolicyDecision("ask", f"{facts.tool} can change things outside the conversation.", "manual", allow)
     return PolicyDecision("run", "read-only", "manual")

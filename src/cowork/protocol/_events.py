@@ -194,6 +194,9 @@ class SessionUpdated(_Payload):
     yolo: bool | None = None
     reasoning_effort: str | None = Field(default=None, description="`default` when set back to the config's.")
     auto_model: bool | None = None
+    allowances: list[str] | None = Field(
+        default=None, description="What the session now allows without asking, in words (empty: cleared)."
+    )
 
 
 class ToolInterrupted(_Payload):

@@ -244,7 +244,9 @@ class SessionListParams(Params):
     workspace: OsText | None = Field(
         default=None, max_length=4096, description="Only sessions in this folder (compared after resolving it)."
     )
-    include_empty: bool = Field(default=False, description="Also sessions without a single message.")
+    include_empty: bool = Field(
+        default=True, description="Also sessions without a single message (false: hide sessions nobody wrote in)."
+    )
 
 
 class SessionListResult(WireModel):

@@ -69,6 +69,8 @@ class Answers:
         response: dict[str, Any] = {"approved": params.approved}
         if params.message:
             response["message"] = params.message
+        if params.scope == "session" and params.approved:
+            response["scope"] = params.scope
         row = await self._request(params.request_id)
         if row.kind != "approval":
             raise ProtocolError(
@@ -78,6 +80,16 @@ class Answers:
             )
         if row.status != "pending":
             return self._already(row, response)
+        allow: str | None = None
+        if params.scope == "session" and params.approved:
+            allow = json.loads(row.payload).get("allow")
+            if not allow:
+                raise ProtocolError(
+                    ErrorCode.INVALID_PARAMS,
+                    "This call cannot be allowed for the whole session (it was flagged as dangerous, or it chains "
+                    "commands); approve it once instead.",
+                    source=ErrorSource.RUNTIME,
+                )
         async with self._ops.lock(row.operation_id):
             handle = await self._ops.load(row.operation_id)
             entry = handle.state.calls.get(row.tool_call_id or "")
@@ -112,10 +124,14 @@ class Answers:
                     tool_call_id=entry.tool_call_id,
                     approved=params.approved,
                     message=params.message,
+                    scope="session" if allow else "once",
                 ),
                 handle.runner.ledger_update(entry, result=result),
                 *outcome,
             )
+            if allow:
+                # Before the operation goes on, so its next calls of this kind already run without asking.
+                await self._ops.settings.allow(row.session_id, allow)
             if params.approved and handle.running:
                 # Other calls of the step are running: start this one now rather than after them.
                 await handle.runner.start_calls([entry.tool_call_id])

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from pydantic_ai.messages import ModelRequest, ModelResponse, ToolReturnPart, UserPromptPart
 
+from cowork.policy import describe_allowance
 from cowork.protocol import (
     ApprovalRequested,
     Ask,
@@ -34,18 +35,25 @@ class HumanSteps(RunnerBase):
     """`request_human_approve`, `ask`, `record_tool_results`, `apply_steering` and the endings."""
 
     def _request_approvals(self, instruction: RequestHumanApprove) -> None:
-        for call_id, reason, dangerous in zip(
-            instruction.tool_call_ids, instruction.reasons, instruction.dangerous, strict=True
+        allow = instruction.allow or (None,) * len(instruction.tool_call_ids)
+        for call_id, reason, dangerous, key in zip(
+            instruction.tool_call_ids, instruction.reasons, instruction.dangerous, allow, strict=True
         ):
             entry = self.state.calls[call_id]
             entry.rerun = entry.status == C.INTERRUPTED
             transition_call(entry, C.AWAITING_APPROVAL)
+            preview = self._approval_preview(entry)
+            key = None if dangerous else key
+            session_allow = describe_allowance(key) if key else None
             payload = {
                 "name": entry.name,
                 "arguments": entry.arguments,
                 "reason": reason,
                 "rerun": entry.rerun,
                 "dangerous": dangerous,
+                "preview": preview,
+                "allow": key,
+                "session_allow": session_allow,
             }
             request_id, mutate = self._human_request(entry, "approval", payload)
             entry.request_id = request_id
@@ -59,6 +67,8 @@ class HumanSteps(RunnerBase):
                     reason=reason,
                     rerun=entry.rerun,
                     dangerous=dangerous,
+                    preview=preview,
+                    session_allow=session_allow,
                 ),
                 mutate,
             )

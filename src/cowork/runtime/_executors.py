@@ -30,6 +30,7 @@ from cowork.protocol import ErrorCode, ErrorSource, LogLine, OperationStatus, Pr
 from cowork.sessions import SessionFlags
 from cowork.store import Connection
 from cowork.tools import ToolContext, ToolError, run_tool
+from cowork.tools._diffs import DIFF_TOOLS, change_diff, preview_change, snapshot
 from cowork.tools._fsutil import run_blocking
 
 from ._exec_human import HumanSteps
@@ -121,6 +122,7 @@ class OperationRunner(ModelSteps, HumanSteps):
             needs_network=declared.needs_network,
             mcp_server=server[0] if (server := tool.server_policy()) else None,
             protected=self._protected(declared.paths) if declared.side_effects else None,
+            shell_command=declared.shell_command,
         )
         context = PolicyContext(
             mode=config.approval_mode,
@@ -131,11 +133,18 @@ class OperationRunner(ModelSteps, HumanSteps):
             sandboxed=self._bwrap(flags) is not None,
             network=flags.network,
             server_policies=dict([server]) if server else {},
+            allowances=flags.allowances,
         )
         decision = decide_approval(facts, context)
         if decision.decision == "question" and self.state.parent_id is not None:
             return PolicyDecision("run", "a sub-agent cannot ask the user")  # the tool itself then says so
         return decision
+
+    def _approval_preview(self, entry: LedgerEntry) -> str | None:
+        if entry.name not in DIFF_TOOLS or entry.invalid_arguments is not None:
+            return None
+        change = preview_change(entry.name, entry.arguments, self._tool_context(entry))
+        return change[1] if change else None
 
     def _protected(self, paths: tuple[str, ...]) -> str | None:
         """Why one of the paths a call writes is a protected workspace file, if one is."""
@@ -234,7 +243,14 @@ class OperationRunner(ModelSteps, HumanSteps):
             await asyncio.wait(tasks)
 
     async def _run_one(self, entry: LedgerEntry) -> None:
+        before = None
+        if entry.name in DIFF_TOOLS and entry.invalid_arguments is None:
+            ctx = self._tool_context(entry)
+            before = await run_blocking(lambda: snapshot(entry.name, entry.arguments, ctx))
         content, is_error = await self._invoke(entry)
+        diff = None
+        if before is not None and not is_error:
+            diff = await run_blocking(lambda: change_diff(before, ctx))
         entry.result, entry.is_error = content, is_error
         transition_call(entry, C.FINISHED)
         self.state.outcomes.append(is_error)
@@ -247,6 +263,7 @@ class OperationRunner(ModelSteps, HumanSteps):
                 name=entry.name,
                 is_error=is_error,
                 content=content,
+                diff=diff,
             ),
             self.ledger_update(entry, result=content),
         )

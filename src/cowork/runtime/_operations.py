@@ -113,6 +113,11 @@ class Operations:
         self.threads = ThreadCache()
         self.shutting_down = False
 
+    @property
+    def settings(self) -> SessionSettings:
+        """The sessions' live switches (what an approval allowed for the session goes there)."""
+        return self._settings
+
     # -- creating ---------------------------------------------------------------------------------------------
 
     async def new_operation(self, spec: NewOperation) -> Handle:

@@ -62,6 +62,8 @@ class RequestHumanApprove:
     reasons: tuple[str, ...]
     dangerous: tuple[bool, ...]
     """Per call: the policy's security phase asked (a destructive command, deleting, sending, paying)."""
+    allow: tuple[str | None, ...] = ()
+    """Per call: the key "allow for this session" would store; None where it is not offered."""
 
 
 @dataclass(frozen=True)
@@ -148,6 +150,7 @@ def _tool_phase(state: OperationState, limits: Limits, policy: Policy) -> list[I
     approve: list[str] = []
     reasons: list[str] = []
     dangerous: list[bool] = []
+    allow: list[str | None] = []
     questions: list[str] = []
     run: list[str] = []
     running = False
@@ -160,6 +163,7 @@ def _tool_phase(state: OperationState, limits: Limits, policy: Policy) -> list[I
                 approve.append(call.tool_call_id)
                 reasons.append(verdict.reason)
                 dangerous.append(verdict.phase == "security")
+                allow.append(verdict.allow)
             else:
                 run.append(call.tool_call_id)
         elif call.status == ToolCallStatus.APPROVED:
@@ -169,6 +173,7 @@ def _tool_phase(state: OperationState, limits: Limits, policy: Policy) -> list[I
                 approve.append(call.tool_call_id)
                 reasons.append(rerun_reason(call))
                 dangerous.append(False)  # `rerun` says what is special about it
+                allow.append(None)
             else:
                 run.append(call.tool_call_id)
         elif call.status == ToolCallStatus.STARTED:
@@ -178,7 +183,7 @@ def _tool_phase(state: OperationState, limits: Limits, policy: Policy) -> list[I
         return [stuck]
     out: list[Instruction] = []
     if approve:
-        out.append(RequestHumanApprove(tuple(approve), tuple(reasons), tuple(dangerous)))
+        out.append(RequestHumanApprove(tuple(approve), tuple(reasons), tuple(dangerous), tuple(allow)))
     out += [AskHuman(q) for q in questions]
     if len(run) == 1:
         out.append(CallTool(run[0]))

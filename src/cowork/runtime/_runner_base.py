@@ -68,6 +68,10 @@ class RunnerBase:
 
     # -- helpers ----------------------------------------------------------------------------------------------
 
+    def _approval_preview(self, entry: LedgerEntry) -> str | None:
+        """The diff an `edit` or `write` call would make, for its approval (the executors know how)."""
+        return None
+
     def _emit(
         self, payload: EventPayload | None, mutate: Mutation | None = None, *, urgent: bool = False
     ) -> asyncio.Future[Any]:

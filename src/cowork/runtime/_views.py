@@ -44,6 +44,8 @@ def pending_requests(rows: list[HumanRequestRow]) -> PendingRequests:
                     reason=payload.get("reason", ""),
                     rerun=payload.get("rerun", False),
                     dangerous=payload.get("dangerous", False),
+                    preview=payload.get("preview"),
+                    session_allow=payload.get("session_allow"),
                     created_at=row.created_at,
                 )
             )

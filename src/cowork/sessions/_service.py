@@ -10,6 +10,7 @@ from pathlib import Path
 
 import anyio.to_thread
 
+from cowork.policy import describe_allowance, load_allowances
 from cowork.protocol import (
     ErrorCode,
     ErrorSource,
@@ -89,6 +90,7 @@ class SessionService:
             yolo=row.yolo,
             reasoning_effort=row.reasoning_effort,  # validated when set
             auto_model=row.model == AUTO_MODEL,
+            allowances=[describe_allowance(key) for key in load_allowances(row.allowances)],
         )
 
     async def create(self, params: SessionCreateParams) -> SessionInfo:
@@ -136,10 +138,23 @@ class SessionService:
         return self.info(await self.get_row(session_id))
 
     async def list_sessions(self, params: SessionListParams) -> list[SessionInfo]:
-        rows = await self._db.read(
-            lambda conn: repos.sessions.list_recent(conn, limit=params.limit, offset=params.offset, query=params.query)
-        )
-        return [self.info(r) for r in rows]
+        """Newest first; `workspace` compares resolved paths, as sessions store them; without `include_empty`, only
+        sessions with a message (a client that opened and closed leaves no row behind)."""
+        workspace = None
+        if params.workspace is not None:
+            workspace = str(await anyio.to_thread.run_sync(_resolved, params.workspace, self._default_workspace))
+
+        def read(conn: Connection) -> list[SessionRow]:
+            return repos.sessions.list_recent(
+                conn,
+                limit=params.limit,
+                offset=params.offset,
+                query=params.query,
+                workspace=workspace,
+                include_empty=params.include_empty,
+            )
+
+        return [self.info(r) for r in await self._db.read(read)]
 
     async def messages(self, session_id: str) -> list[MessageInfo]:
         def read(conn: Connection) -> tuple[list[MessageRow], dict[str, str | None]]:
@@ -189,14 +204,21 @@ class SessionService:
         """
         await self.get_row(session_id)
         now = datetime.now(UTC)
-        announced = {k: v for k, v in changes.items() if v is not None}
+        announced: dict[str, object] = {k: v for k, v in changes.items() if v is not None}
         if "reasoning_effort" in changes and changes["reasoning_effort"] is None:
             announced["reasoning_effort"] = "default"
         if "model" in changes:
             announced["auto_model"] = changes["model"] == AUTO_MODEL
+        if isinstance(allowances := changes.get("allowances"), str):
+            announced["allowances"] = [describe_allowance(k) for k in load_allowances(allowances)]
         await self._journal.append(
             session_id,
             SessionUpdated.model_validate(announced),
             mutate=lambda conn: repos.sessions.update(conn, session_id, now=now, **changes),
         )
         return await self.get(session_id)
+
+
+def _resolved(raw: str, base: Path) -> Path:
+    path = Path(raw).expanduser()
+    return (path if path.is_absolute() else base / path).resolve()

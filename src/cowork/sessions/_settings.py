@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from cowork.models import ModelSelector, presets
+from cowork.policy import load_allowances
 from cowork.protocol import ErrorCode, ErrorSource, ProtocolError, SessionInfo, SessionUpdateParams
 from cowork.store import SessionRow
 
@@ -24,10 +26,17 @@ class SessionFlags:
     network: bool = False
     yolo: bool = False
     reasoning_effort: str | None = None
+    allowances: tuple[str, ...] = ()
+    """What the user allowed for the session without asking again (keys, see `cowork.policy.allowance_key`)."""
 
     @classmethod
     def of(cls, row: SessionRow) -> SessionFlags:
-        return cls(network=row.network, yolo=row.yolo, reasoning_effort=row.reasoning_effort)
+        return cls(
+            network=row.network,
+            yolo=row.yolo,
+            reasoning_effort=row.reasoning_effort,
+            allowances=load_allowances(row.allowances),
+        )
 
 
 class SessionSettings:
@@ -70,13 +79,26 @@ class SessionSettings:
             if params.reasoning_effort not in ("default", "off"):
                 self.check_reasoning(await self._sessions.get_row(params.session_id))
             changes["reasoning_effort"] = None if params.reasoning_effort == "default" else params.reasoning_effort
-        info = await self._sessions.update_settings(params.session_id, **changes)
-        self._flags[params.session_id] = SessionFlags(
-            network=info.network, yolo=info.yolo, reasoning_effort=info.reasoning_effort
-        )
+        if params.clear_allowances:
+            changes["allowances"] = "[]"
+        await self._sessions.update_settings(params.session_id, **changes)
+        info = self._refresh(await self._sessions.get_row(params.session_id))
         if params.yolo:
             log.warning("session %s: --yolo is on: approvals and the sandbox are off", params.session_id)
         return info
+
+    def _refresh(self, row: SessionRow) -> SessionInfo:
+        self.remember(row)
+        return self._sessions.info(row)
+
+    async def allow(self, session_id: str, key: str) -> SessionInfo:
+        """Allow calls matching `key` for the rest of the session (announced with `session_updated`)."""
+        row = await self._sessions.get_row(session_id)
+        keys = load_allowances(row.allowances)
+        if key not in keys:
+            await self._sessions.update_settings(session_id, allowances=json.dumps([*keys, key]))
+            row = await self._sessions.get_row(session_id)
+        return self._refresh(row)
 
     def check_reasoning(self, session: SessionRow) -> None:
         """Refuse a reasoning effort for a model the catalog says cannot reason (unknown models may).

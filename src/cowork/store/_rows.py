@@ -36,6 +36,8 @@ class SessionRow:
     """Approvals and the sandbox are off for this session."""
     reasoning_effort: str | None = None
     """The session's reasoning (thinking) effort; None: the configured default."""
+    allowances: str = "[]"
+    """What the user allowed without asking again, as a JSON list of keys (`tool:edit`, `command:git status`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -112,6 +112,8 @@ class SessionState:
                         reason=payload.reason,
                         rerun=payload.rerun,
                         dangerous=payload.dangerous,
+                        preview=payload.preview,
+                        session_allow=payload.session_allow,
                         created_at=event.ts,
                     )
             case Ask():

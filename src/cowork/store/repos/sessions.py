@@ -8,6 +8,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from .._rows import SessionRow
+from .._schema import messages
 from .._schema import sessions as t
 from ._util import from_row, to_values
 
@@ -23,8 +24,21 @@ def get(conn: Connection, session_id: str) -> SessionRow | None:
     return from_row(SessionRow, r) if r is not None else None
 
 
-def list_recent(conn: Connection, *, limit: int, offset: int = 0, query: str | None = None) -> list[SessionRow]:
+def list_recent(
+    conn: Connection,
+    *,
+    limit: int,
+    offset: int = 0,
+    query: str | None = None,
+    workspace: str | None = None,
+    include_empty: bool = True,
+) -> list[SessionRow]:
+    """Sessions, newest first; only those whose title contains `query`, in `workspace`, with a message."""
     stmt = sa.select(t).order_by(t.c.updated_at.desc(), t.c.id.desc()).limit(limit).offset(offset)
+    if workspace is not None:
+        stmt = stmt.where(t.c.workspace == workspace)
+    if not include_empty:
+        stmt = stmt.where(sa.exists().where(messages.c.session_id == t.c.id))
     if query:
         escaped = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         stmt = stmt.where(t.c.title.ilike(f"%{escaped}%", escape="\\"))
@@ -32,8 +46,9 @@ def list_recent(conn: Connection, *, limit: int, offset: int = 0, query: str | N
 
 
 def update(conn: Connection, session_id: str, *, now: datetime, **values: str | bool | None) -> None:
-    """Update settings columns (`title`, `provider`, `model`, `network`, `yolo`, `reasoning_effort`) and `updated_at`."""
-    allowed = {"title", "provider", "model", "network", "yolo", "reasoning_effort"}
+    """Update settings columns (`title`, `provider`, `model`, `network`, `yolo`, `reasoning_effort`, `allowances`)
+    and `updated_at`."""
+    allowed = {"title", "provider", "model", "network", "yolo", "reasoning_effort", "allowances"}
     unknown = set(values) - allowed
     if unknown:
         raise ValueError(f"not a session setting: {sorted(unknown)}")
