@@ -7,8 +7,12 @@ indented in its transcript stays with the client.
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterable
 from typing import Any
 
+from rich.console import Console
+from rich.segment import Segment
 from rich.text import Text
 
 from cowork.protocol import (
@@ -25,11 +29,15 @@ from cowork.protocol import (
 )
 
 __all__ = [
+    "SafeConsole",
     "agent_spawned",
     "budget_warning",
     "cancelled",
     "child_status",
+    "clean",
     "context_compressed",
+    "cost",
+    "diff_text",
     "model_retry",
     "money",
     "render_todos",
@@ -146,3 +154,48 @@ def cancelled(reason: str | None) -> Text:
 def unknown_event(p: UnknownPayload) -> Text:
     """The neutral line for an event this client cannot read (a newer server's type, or a malformed one)."""
     return Text(f"· event {p.type}" + (f" (unreadable: {p.problem})" if p.problem else ""), style="dim")
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def clean(text: str) -> str:
+    """Untrusted text made safe for a terminal: control characters (ESC above all, which could recolour, retitle or
+    rewrite the screen) become visible `\\x1b`-style escapes; newlines and tabs stay."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text) if _CONTROL.search(text) else text
+
+
+class SafeConsole(Console):
+    """A rich Console that never writes a control character it did not generate itself.
+
+    Model output, tool output and file contents reach the terminal through rich renderables (markdown, panels,
+    text); rich keeps ESC in text. Every text segment is cleaned just before it is written; rich's own control
+    segments (cursor moves of a live display) and styles are left alone.
+    """
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(
+            segment if segment.control else Segment(clean(segment.text), segment.style) for segment in buffer
+        )
+
+
+def diff_text(diff: str, max_lines: int = 60) -> Text:
+    """A unified diff coloured the usual way (+ green, - red, @@ cyan, headers bold), cut at `max_lines`."""
+    lines = diff.splitlines()
+    text = Text()
+    for line in lines[:max_lines]:
+        if line.startswith(("+++", "---")):
+            style = "bold"
+        elif line.startswith("+"):
+            style = "green"
+        elif line.startswith("-"):
+            style = "red"
+        elif line.startswith("@@"):
+            style = "cyan"
+        else:
+            style = "dim"
+        text.append(clean(line) + "\n", style=style)
+    if len(lines) > max_lines:
+        text.append(f"… {len(lines) - max_lines} more lines\n", style="dim italic")
+    text.rstrip()
+    return text

@@ -8,6 +8,7 @@ from typing import assert_never
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.text import Text
 
@@ -158,7 +159,14 @@ class TurnView:
                 args = f"({fmt.summarize_arguments(payload.arguments)})"
                 self._line(Text.assemble(("● ", "cyan"), (payload.name, "bold"), (args, "dim")))
             case ToolResult():
-                self._line(Text(f"  ⎿ {fmt.result_summary(payload, 100)}", style="red" if payload.is_error else "dim"))
+                if payload.rejected:
+                    self._line(Text(f"  ⎿ ✗ {payload.content}", style="red"))
+                else:
+                    self._line(
+                        Text(f"  ⎿ {fmt.result_summary(payload, 100)}", style="red" if payload.is_error else "dim")
+                    )
+                if payload.diff:
+                    self._line(Padding(fmt.diff_text(payload.diff, 40), (0, 0, 0, 4)))
             case ToolInterrupted():
                 self._line(fmt.tool_interrupted(payload))
             case Usage():

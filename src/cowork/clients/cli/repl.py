@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import re
 import sys
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, assert_never
+from typing import Any, Literal, assert_never
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.history import FileHistory
@@ -25,8 +26,9 @@ from rich.text import Text
 
 import cowork
 from cowork.clients.connection import RpcClient, RpcError, ServerAddress, cowork_home, ensure_server
-from cowork.clients.format import render_todos, summarize_arguments
+from cowork.clients.format import SafeConsole, clean, diff_text, render_todos, summarize_arguments
 from cowork.protocol import (
+    SLASH_COMMANDS,
     AgentSpawned,
     ApprovalRequested,
     ApprovalResolved,
@@ -51,6 +53,7 @@ from cowork.protocol import (
     OperationRef,
     OperationStatus,
     OperationStatusChanged,
+    PendingApproval,
     Reasoning,
     ReceivedEvent,
     Route,
@@ -82,26 +85,26 @@ from cowork.protocol import (
 from .completion import SlashCompleter
 from .keys import KeyReader, LineEditor
 from .mcp_cmds import MCP_HELP, run_mcp_command
-from .models_cmds import MODEL_COMMANDS, run_model_command
+from .models_cmds import run_model_command
 from .render import TurnView, print_error
 
 __all__ = ["Repl", "ReplOptions", "run_repl"]
 
 COMMANDS: dict[str, str] = {
-    "/continue": "resume this session's interrupted or paused turn",
-    "/new": "start a new session",
-    "/sessions": "list recent sessions",
-    "/resume": "/resume ID — continue a session",
-    "/model": "/model [provider:model | auto] — show or switch the model (auto: the router picks per turn)",
-    "/cwd": "/cwd [DIR] — show the session's folder, or start a new session in DIR",
-    "/tools": "/tools [NAME always|never|inherit] — list tools and when they ask, or set when one asks",
-    "/network": "/network on|off — let shell commands reach the network",
-    "/yolo": "/yolo on|off — approvals and the sandbox off (careful)",
-    "/mcp": MCP_HELP,
-    **MODEL_COMMANDS,
-    "/help": "show this help",
-    "/quit": "exit (Ctrl-D also works)",
+    f"/{c.name}": c.summary if c.usage == f"/{c.name}" else f"{c.usage} — {c.summary}"
+    for c in SLASH_COMMANDS
+    if "repl" in c.clients
 }
+"""The REPL's slash commands: the one table every client shares (`cowork.protocol.SLASH_COMMANDS`)."""
+COMMANDS["/mcp"] = MCP_HELP
+
+_COMMAND_WORD = re.compile(r"/[A-Za-z][\w-]*")
+
+
+def is_command(line: str) -> bool:
+    """A slash command is `/word` at the start; `/usr/bin is slow` is a message about a path."""
+    word = line.strip().split(" ", 1)[0].split("\n", 1)[0]
+    return _COMMAND_WORD.fullmatch(word) is not None
 
 
 @dataclass(frozen=True)
@@ -116,7 +119,7 @@ class ReplOptions:
 @dataclass
 class Repl:
     options: ReplOptions
-    console: Console = field(default_factory=Console)
+    console: Console = field(default_factory=SafeConsole)
     client: RpcClient | None = None
     session: SessionInfo | None = None
     events: asyncio.Queue[ReceivedEvent] = field(default_factory=asyncio.Queue)
@@ -276,15 +279,7 @@ class Repl:
         """Questions and approvals asked before this client was watching (another client, a restart)."""
         got: SessionGetResult = await self.rpc.request("session/get", SessionGetParams(session_id=session_id))
         for approval in got.pending.approvals:
-            await self._approve(
-                approval.request_id,
-                approval.name,
-                approval.arguments,
-                approval.reason,
-                view,
-                keys,
-                approval.dangerous,
-            )
+            await self._approve(approval, view, keys)
         for question in got.pending.questions:
             await self._answer(question.request_id, question.question, question.options, question.kind, view, keys)
 
@@ -292,9 +287,7 @@ class Repl:
         payload = event.payload
         match payload:
             case ApprovalRequested():
-                await self._approve(
-                    payload.request_id, payload.name, payload.arguments, payload.reason, view, keys, payload.dangerous
-                )
+                await self._approve(payload, view, keys)
             case Ask():
                 await self._answer(payload.request_id, payload.question, payload.options, payload.kind, view, keys)
             case (
@@ -325,35 +318,43 @@ class Repl:
             case _:
                 assert_never(payload)
 
-    async def _approve(
-        self,
-        request_id: str,
-        name: str,
-        arguments: dict[str, Any],
-        reason: str,
-        view: TurnView,
-        keys: KeyReader,
-        dangerous: bool = False,
-    ) -> None:
-        colour = "red" if dangerous else "yellow"
-        title = "[bold red]dangerous — approve?[/]" if dangerous else "[bold yellow]approve?[/]"
+    async def _approve(self, request: ApprovalRequested | PendingApproval, view: TurnView, keys: KeyReader) -> None:
+        """Show the call (with the diff it would make) and ask: yes, no (with a reason), or allow for the session.
+
+        A dangerous call is red and only an explicit `y` approves it: Enter alone rejects.
+        """
+        dangerous, allow = request.dangerous, request.session_allow
+        arguments = request.arguments
+        if request.preview:  # the diff says it better than the text arguments
+            arguments = {k: v for k, v in arguments.items() if k not in ("oldString", "newString", "content")}
+        body = Text.assemble((request.name, "bold"), "(", (summarize_arguments(arguments, 200), ""), ")")
+        if request.preview:
+            body.append("\n")
+            body.append_text(diff_text(request.preview))
+        if request.reason:
+            body.append("\n" + clean(request.reason), style="bold red" if dangerous else "dim")
+        choices = "[y]es / [n]o (n, reason)" + (f" / [a]llow for this session: {allow}" if allow else "")
+        prompt = f"Allow? {choices}{' — Enter rejects' if dangerous else ''} › "
         with keys.paused(), view.paused():
             self.console.print(
                 Panel(
-                    Text.assemble(
-                        (name, "bold"), "(", (summarize_arguments(arguments, 200), ""), ")\n", (reason, "dim")
-                    ),
-                    title=title,
-                    border_style=colour,
+                    body,
+                    title="[bold red]dangerous — approve?[/]" if dangerous else "[bold yellow]approve?[/]",
+                    border_style="red" if dangerous else "yellow",
                     expand=False,
                 )
             )
-            answer = (await self.ask_line("Allow? [y]es / [n]o (optionally: n, reason) › ")).strip()
-        approved = answer.lower() in ("y", "yes", "")
-        message = answer.split(",", 1)[1].strip() if not approved and "," in answer else None
+            answer = (await self.ask_line(prompt)).strip()
+        word = answer.split(",", 1)[0].strip().lower()
+        scope: Literal["once", "session"] = "session" if allow and word in ("a", "allow") else "once"
+        approved = word in ("y", "yes") or scope == "session" or (word == "" and not dangerous)
+        message = answer.split(",", 1)[1].strip() or None if not approved and "," in answer else None
+        if scope == "session":
+            self.console.print(Text(f"✓ allowed for this session: {allow}", style="green"))
         try:
             await self.rpc.call(
-                "approval/respond", ApprovalRespondParams(request_id=request_id, approved=approved, message=message)
+                "approval/respond",
+                ApprovalRespondParams(request_id=request.request_id, approved=approved, message=message, scope=scope),
             )
         except RpcError as exc:
             if exc.code != "already_resolved":  # another client answered first; nothing to say
@@ -429,7 +430,8 @@ class Repl:
         handlers: dict[str, Callable[[str], Awaitable[None]]] = {
             "/help": self._help,
             "/new": self._new,
-            "/sessions": lambda _arg: self._list_sessions(),
+            "/clear": self._new,
+            "/sessions": self._list_sessions,
             "/resume": self._resume_command,
             "/model": self._model,
             "/continue": lambda _arg: self.resume_last(),
@@ -444,7 +446,9 @@ class Repl:
             if handler is not None:
                 await handler(arg)
             elif not await run_model_command(self, name, arg):
-                self.console.print(Text(f"Unknown command {name}. Type /help.", style="yellow"))
+                self.console.print(
+                    Text(f"Unknown command {name} — /help lists them. Nothing was sent.", style="yellow")
+                )
         except RpcError as exc:
             print_error(self.console, exc.code, exc.message)
         except ValidationError as exc:
@@ -459,9 +463,12 @@ class Repl:
         self.console.print(table)
 
     async def _new(self, _arg: str) -> None:
+        """`/new` and `/clear`: a fresh conversation in the same folder (the old one stays in /sessions)."""
+        if self.session is not None:
+            self.options = dataclasses.replace(self.options, workspace=Path(self.session.workspace))
         await self.new_session()
         assert self.session is not None
-        self.console.print(Text(f"New session {self.session.id}", style="dim"))
+        self.console.print(Text(f"New session {self.session.id} in {self.session.workspace}", style="dim"))
 
     async def _resume_command(self, arg: str) -> None:
         if not arg:
@@ -544,13 +551,31 @@ class Repl:
             )
         )
 
-    async def _list_sessions(self) -> None:
-        result: SessionListResult = await self.rpc.request("session/list", SessionListParams(limit=20))
-        table = Table("id", "title", "updated", "events")
+    async def _list_sessions(self, arg: str) -> None:
+        """This folder's sessions that have a message (`--all`: every folder's, with the folder)."""
+        every = arg.strip() in ("--all", "-a", "all")
+        if arg.strip() and not every:
+            self.console.print(Text("Usage: /sessions [--all]", style="yellow"))
+            return
+        folder = None if every else (self.session.workspace if self.session else str(self.options.workspace))
+        result: SessionListResult = await self.rpc.request(
+            "session/list", SessionListParams(limit=20, workspace=folder, include_empty=False)
+        )
+        if not result.sessions:
+            where = "" if every else " in this folder"
+            self.console.print(
+                Text(
+                    f"No sessions{where} yet." + ("" if every else " /sessions --all lists every folder's."),
+                    style="dim",
+                )
+            )
+            return
+        table = Table("id", "title", "updated", *(["folder"] if every else []))
         self.session_ids = [s.id for s in result.sessions]
         for s in result.sessions:
             marker = " ◀" if self.session is not None and s.id == self.session.id else ""
-            table.add_row(s.id + marker, s.title, s.updated_at.strftime("%Y-%m-%d %H:%M"), str(s.last_seq))
+            row = [s.id + marker, clean(s.title), s.updated_at.strftime("%Y-%m-%d %H:%M")]
+            table.add_row(*row, *([clean(s.workspace)] if every else []))
         self.console.print(table)
 
     async def _model(self, arg: str) -> None:
@@ -628,7 +653,7 @@ async def _main_loop(repl: Repl) -> int:
             armed = False
             if not line.strip():
                 continue
-            if line.startswith("/"):
+            if is_command(line):
                 if not await repl.command(line):
                     break
                 continue

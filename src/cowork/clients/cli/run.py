@@ -26,6 +26,7 @@ from rich.text import Text
 
 import cowork
 from cowork.clients.connection import RpcClient, RpcError, ServerAddress, ensure_server
+from cowork.clients.format import SafeConsole
 from cowork.protocol import (
     AgentSpawned,
     ApprovalRequested,
@@ -137,7 +138,7 @@ class _Stop(Exception):
 class _Run:
     options: RunOptions
     out: IO[str] = field(default_factory=lambda: sys.stdout)
-    notes: Console = field(default_factory=lambda: Console(stderr=True))
+    notes: Console = field(default_factory=lambda: SafeConsole(stderr=True))
     client: RpcClient | None = None
     session: SessionInfo | None = None
     operation_id: str | None = None
@@ -343,7 +344,7 @@ class _Run:
     # -- the whole run --------------------------------------------------------------------------------------------
 
     async def main(self) -> int:
-        stdout = Console(file=self.out, soft_wrap=True)
+        stdout = SafeConsole(file=self.out, soft_wrap=True)
         view = TurnView(stdout, None, notes=self.notes)
         error: tuple[str, str] | None = None
         loop = asyncio.get_running_loop()

@@ -1,0 +1,127 @@
+"""The REPL in a real pty, as a person answers approvals: the diff an edit would make, allow for this session,
+a dangerous call that Enter rejects, a rejection shown once; slash commands that never reach the model; untrusted
+text that cannot drive the terminal."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from cowork.testing.core import TEST_TOOLS_PLUGIN
+from cowork.testing.mockllm import MockLLMServer, MockResponse, MockToolCall
+from cowork.testing.server import provider_env
+
+from .test_cli import PROMPT, cli_env, screen, spawn
+
+pytestmark = pytest.mark.slow
+__all__ = ["cli_env"]  # the fixture, imported for these tests
+
+
+def bash(command: str) -> MockResponse:
+    return MockResponse(tool_calls=[MockToolCall(name="bash", arguments={"command": command, "description": "t"})])
+
+
+def start(workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str], tmp_path: Path) -> pexpect.spawn:
+    env = cli_env | provider_env("openai", mock_llm.openai_base_url)
+    env |= {"COWORK_TOOLS__PLUGINS": json.dumps([TEST_TOOLS_PLUGIN]), "COWORK_TEST_MARKS": str(tmp_path / "m")}
+    child = spawn(workspace, env)
+    child.expect(PROMPT)
+    return child
+
+
+def quit_(child: pexpect.spawn) -> None:
+    child.send("/quit\r")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_an_edit_shows_its_diff_and_allow_for_the_session_stops_asking(
+    workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    (workspace / "notes.txt").write_text("alpha\nbeta\n", encoding="utf-8")
+    mock_llm.set_script(
+        [
+            MockResponse(
+                tool_calls=[
+                    MockToolCall(
+                        name="edit", arguments={"filePath": "notes.txt", "oldString": "beta", "newString": "BETA"}
+                    )
+                ]
+            ),
+            bash("touch one.txt"),
+            bash("touch two.txt"),
+            MockResponse(text="All done."),
+        ]
+    )
+    child = start(workspace, mock_llm, cli_env, tmp_path)
+    child.send("tidy up\r")
+    child.expect("approve\\?")
+    child.expect("Allow\\?")
+    shown = screen(child)
+    assert "-beta" in shown and "+BETA" in shown and "@@" in shown  # a diff, not raw JSON
+    assert "[a]llow for this session: edit" in shown
+    child.send("y\r")
+    child.expect("Allow\\?")
+    child.expect("llow for this session: commands starting with touch ›")
+    child.send("a\r")
+    child.expect("allowed for this session: commands starting with touch")
+    child.expect("All done")
+    child.expect(PROMPT)
+    assert (workspace / "one.txt").exists() and (workspace / "two.txt").exists()
+    transcript = screen(child)
+    assert transcript.count("approve?") == 2  # the second touch did not ask
+    assert "+BETA" in transcript.split("Allow?")[-1] or "+BETA" in transcript  # the change's diff under the result
+    quit_(child)
+
+
+def test_enter_rejects_a_dangerous_call_and_the_rejection_shows_once(
+    workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    (workspace / "build").mkdir()
+    mock_llm.set_script([bash("rm -rf build"), MockResponse(text="Left it alone.")])
+    child = start(workspace, mock_llm, cli_env, tmp_path)
+    child.send("clean the build\r")
+    child.expect("dangerous")
+    child.expect("Enter rejects")
+    assert "llow for this session" not in screen(child)
+    child.send("\r")
+    child.expect("Left it alone")
+    child.expect(PROMPT)
+    assert (workspace / "build").is_dir()
+    assert screen(child).count("Rejected by the user") == 1
+    quit_(child)
+
+
+def test_slash_commands_never_reach_the_model(
+    workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    mock_llm.set_script([MockResponse(text="A path, then: \x1b]0;pwned\x07\x1b[31mred")])
+    child = start(workspace, mock_llm, cli_env, tmp_path)
+    child.send("/help\r")
+    child.expect("/clear")
+    child.expect(PROMPT)
+    child.send("/frobnicate now\r")
+    child.expect("Unknown command /frobnicate")
+    child.expect(PROMPT)
+    assert not mock_llm.requests
+    child.send("/usr/bin is slow\r")  # a path, not a command: it is a message
+    child.expect("A path, then")
+    child.expect(PROMPT)
+    assert len(mock_llm.requests) == 1
+    # The model's escape sequences are shown, not obeyed.
+    raw = child.before if isinstance(child.before, str) else ""
+    assert "\x1b]0;pwned" not in raw and "pwned" in screen(child)
+    child.send("/sessions\r")
+    child.expect("/usr/bin is slow")
+    child.expect(PROMPT)
+    child.send("/clear\r")
+    child.expect("New session")
+    child.expect(PROMPT)
+    child.send("/sessions --all\r")
+    child.expect("folder")
+    child.expect(PROMPT)
+    quit_(child)
