@@ -115,8 +115,10 @@ Screen { layout: vertical; }
 #dialog { width: 80; max-width: 95%; height: auto; max-height: 90%; border: thick $warning; background: $surface;
           padding: 1 2; }
 #dialog.question, #dialog.models { border: thick $accent; }
+#dialog.dangerous { border: thick $error; }
+#dialog #reason { margin: 0 0 1 0; }
 #dialog > Label { margin: 0 0 1 0; }
-#dialog #arguments { height: auto; max-height: 16; background: $boost; margin: 0 0 1 0; }
+#dialog #arguments { height: auto; max-height: 20; background: $boost; margin: 0 0 1 0; }
 #dialog .buttons { height: auto; align: right middle; margin: 1 0 0 0; }
 #dialog Button { margin: 0 0 0 2; }
 #dialog OptionList { height: auto; max-height: 20; margin: 0 0 1 0; }
@@ -455,7 +457,9 @@ class CoworkApp(App[int]):
             self.state.resolve(request.request_id)
             self._respond(
                 "approval/respond",
-                ApprovalRespondParams(request_id=request.request_id, approved=answer.approved, message=answer.message),
+                ApprovalRespondParams(
+                    request_id=request.request_id, approved=answer.approved, message=answer.message, scope=answer.scope
+                ),
             )
         self.show_next_request()
 

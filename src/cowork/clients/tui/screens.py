@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Literal
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -13,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from cowork.clients import format as fmt
 from cowork.protocol import ModelListResult, PendingApproval, PendingQuestion
 
 __all__ = ["ApprovalAnswer", "ApprovalScreen", "ModelPickerScreen", "QuestionScreen"]
@@ -22,14 +24,21 @@ __all__ = ["ApprovalAnswer", "ApprovalScreen", "ModelPickerScreen", "QuestionScr
 class ApprovalAnswer:
     approved: bool
     message: str | None = None
+    scope: Literal["once", "session"] = "once"
+
+
+_DIFF_ARGUMENTS = ("oldString", "newString", "content")
+"""Arguments the diff shows better than their text."""
 
 
 class ApprovalScreen(ModalScreen[ApprovalAnswer | None]):
-    """A tool call waits for a yes or no. Dismissed with None when another client answered first."""
+    """A tool call waits for a yes or no (or "allow for this session"). Dismissed with None when another client
+    answered first. A dangerous call is red with its whole reason, and focus starts on Reject so Enter rejects."""
 
     BINDINGS = [
         Binding("ctrl+y", "approve", "Approve"),
         Binding("ctrl+r", "reject", "Reject"),
+        Binding("ctrl+t", "allow_session", "Allow for this session", show=False),
     ]
 
     def __init__(self, request: PendingApproval) -> None:
@@ -38,25 +47,39 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer | None]):
 
     def compose(self) -> ComposeResult:
         r = self.request
-        with Vertical(id="dialog", classes="approval"):
-            yield Label(Text.assemble(("Approve ", "bold yellow"), (r.name, "bold"), ("?", "bold yellow")))
+        with Vertical(id="dialog", classes="approval dangerous" if r.dangerous else "approval"):
+            if r.dangerous:
+                title = Text.assemble(("Dangerous — approve ", "bold red"), (r.name, "bold"), ("?", "bold red"))
+            else:
+                title = Text.assemble(("Approve ", "bold yellow"), (r.name, "bold"), ("?", "bold yellow"))
+            yield Label(title)
             if r.rerun:
                 yield Label(Text("It was interrupted by a restart; approving runs it again.", style="yellow"))
             if r.reason:
-                yield Label(Text(r.reason, style="italic"), id="reason")
+                yield Static(Text(fmt.clean(r.reason), style="bold red" if r.dangerous else "italic"), id="reason")
+            arguments = r.arguments
+            if r.preview:
+                arguments = {k: v for k, v in arguments.items() if k not in _DIFF_ARGUMENTS}
             with VerticalScroll(id="arguments"):
-                yield Static(Text(json.dumps(r.arguments, indent=2, ensure_ascii=False)))
+                if arguments:
+                    yield Static(Text(json.dumps(arguments, indent=2, ensure_ascii=False)))
+                if r.preview:
+                    yield Static(fmt.diff_text(r.preview, max_lines=400), id="preview")
             yield Input(placeholder="reason for rejecting (optional, told to the model)", id="reject-reason")
             with Horizontal(classes="buttons"):
-                yield Button("Approve", id="approve", variant="success")
+                if r.session_allow:
+                    yield Button(f"Allow for session: {r.session_allow}", id="allow-session", variant="primary")
+                yield Button("Approve", id="approve", variant="warning" if r.dangerous else "success")
                 yield Button("Reject", id="reject", variant="error")
 
     def on_mount(self) -> None:
-        self.query_one("#approve", Button).focus()
+        self.query_one("#reject" if self.request.dangerous else "#approve", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "approve":
             self.action_approve()
+        elif event.button.id == "allow-session":
+            self.action_allow_session()
         else:
             self.action_reject()
 
@@ -65,6 +88,10 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer | None]):
 
     def action_approve(self) -> None:
         self.dismiss(ApprovalAnswer(True))
+
+    def action_allow_session(self) -> None:
+        if self.request.session_allow:
+            self.dismiss(ApprovalAnswer(True, scope="session"))
 
     def action_reject(self) -> None:
         reason = self.query_one("#reject-reason", Input).value.strip()

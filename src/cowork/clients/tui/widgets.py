@@ -100,13 +100,18 @@ class ToolCallLine(Collapsible):
             )
             preview = "\n".join(self.result.content.splitlines()[:8])
             if preview:
-                text.append("\n" + preview[:1000], style="red" if self.result.is_error else "")
+                text.append("\n" + fmt.clean(preview[:1000]), style="red" if self.result.is_error else "")
+            if self.result.diff:
+                text.append("\n")
+                text.append_text(fmt.diff_text(self.result.diff, 60))
         return text
 
     def set_result(self, result: ToolResult) -> None:
         self.result = result
         self.title = self._line_title()
         self.details.update(self._details())
+        if result.diff:
+            self.collapsed = False  # a change is worth seeing without a click
 
 
 class ChatView(VerticalScroll):

@@ -1,0 +1,84 @@
+"""The TUI's approval dialog as a person uses it: the diff an edit would make, allow for this session, and a
+dangerous call whose dialog is red with focus on Reject (so Enter rejects)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Button, Static
+
+from cowork.clients.tui.screens import ApprovalScreen
+from cowork.clients.tui.widgets import ToolCallLine
+from cowork.testing.mockllm import MockLLMServer, MockResponse, MockToolCall
+from cowork.testing.server import ServerProcess
+
+from .test_tui import SIZE, app_for, chat_text, dialog, send, server, until
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+ARTIFACTS = Path(__file__).resolve().parents[3] / "artifacts" / "tui"
+"""Screenshots (SVG) of the dialogs, to look at before a release."""
+__all__ = ["server"]  # the fixture
+
+
+def bash(command: str) -> MockResponse:
+    return MockResponse(tool_calls=[MockToolCall(name="bash", arguments={"command": command, "description": "t"})])
+
+
+async def test_an_edit_approval_shows_the_diff_and_allow_for_session_stops_asking(
+    server: ServerProcess, workspace: Path, mock_llm: MockLLMServer
+) -> None:
+    (workspace / "notes.txt").write_text("alpha\nbeta\n", encoding="utf-8")
+    edit = {"filePath": "notes.txt", "oldString": "beta", "newString": "BETA"}
+    mock_llm.set_script(
+        [
+            MockResponse(tool_calls=[MockToolCall(name="edit", arguments=edit)]),
+            bash("touch one.txt"),
+            bash("touch two.txt"),
+            MockResponse(text="Tidied."),
+        ]
+    )
+    app = app_for(server, workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, app.connected.is_set)
+        await send(pilot, "tidy")
+        screen = await dialog(pilot, ApprovalScreen)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        app.save_screenshot("approval-diff.svg", str(ARTIFACTS))
+        preview = str(screen.query_one("#preview", Static).render())
+        assert "-beta" in preview and "+BETA" in preview
+        assert "oldString" not in str(screen.query_one("#arguments").query(Static).first().render())
+        assert app.screen.focused is not None and app.screen.focused.id == "approve"
+        await pilot.click("#approve")
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen is not screen)
+        screen = await dialog(pilot, ApprovalScreen)
+        allow = screen.query_one("#allow-session", Button)
+        assert "commands starting with touch" in str(allow.label)
+        await pilot.click("#allow-session")
+        await until(pilot, lambda: "Tidied." in chat_text(app))
+        assert (workspace / "one.txt").exists() and (workspace / "two.txt").exists()
+        edited = next(line for line in app.query(ToolCallLine) if line.call.name == "edit")
+        assert edited.result is not None and edited.result.diff and not edited.collapsed
+
+
+async def test_a_dangerous_call_is_red_and_enter_rejects_it(
+    server: ServerProcess, workspace: Path, mock_llm: MockLLMServer
+) -> None:
+    (workspace / "build").mkdir()
+    mock_llm.set_script([bash("rm -rf build"), MockResponse(text="Kept it.")])
+    app = app_for(server, workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, app.connected.is_set)
+        await send(pilot, "clean")
+        screen = await dialog(pilot, ApprovalScreen)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        app.save_screenshot("approval-dangerous.svg", str(ARTIFACTS))
+        assert screen.query_one("#dialog").has_class("dangerous")
+        assert not screen.query("#allow-session")  # never offered for a dangerous call
+        assert "rm -r deletes folders" in str(screen.query_one("#reason", Static).render())
+        assert app.screen.focused is not None and app.screen.focused.id == "reject"
+        await pilot.press("enter")
+        await until(pilot, lambda: "Kept it." in chat_text(app))
+        (line,) = app.query(ToolCallLine)
+        assert line.result is not None and line.result.rejected
+    assert (workspace / "build").is_dir()
