@@ -238,7 +238,7 @@ class App {
       s.yolo ? h("span", { class: "badge danger" }, "YOLO: approvals and sandbox off") : null,
       s.network ? h("span", { class: "badge" }, "network on") : null,
       h("span", { class: "session-usage muted", "data-testid": "session-usage" },
-        `${view.usage.inputTokens + view.usage.outputTokens} tokens · ${money(view.usage.costUsd)}`)]);
+        `${view.usage.inputTokens + view.usage.outputTokens} tokens · ${view.usage.costUnknown ? (view.usage.costUsd ? `${money(view.usage.costUsd)} + price unknown` : "price unknown") : money(view.usage.costUsd)}`)]);
   }
 
   renderComposer() {

@@ -1,6 +1,6 @@
 // One session's transcript, built from its event log: the same events whether they arrive live or replayed.
 
-import { append, clear, h, json, money, toast } from "./dom.js";
+import { append, clear, diffView, h, json, money, toast } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 
 const TERMINAL = new Set(["done", "error", "cancelled", "interrupted"]);
@@ -97,6 +97,7 @@ const HANDLERS = {
     view.usage.inputTokens += p.inputTokens || 0;
     view.usage.outputTokens += p.outputTokens || 0;
     view.usage.costUsd += p.costUsd || 0;
+    if (p.costKnown === false) view.usage.costUnknown = true;
     view.app.renderSessionHeader();
   },
   session_updated(view, p) {
@@ -245,8 +246,12 @@ export class SessionView {
     t.result.hidden = false;
     t.result.textContent = p.content;
     t.result.classList.toggle("error", p.isError);
+    if (p.diff) {
+      t.result.after(diffView(p.diff, "result-diff"));
+      t.el.open = true; // a change is worth seeing without a click
+    }
     t.done = true;
-    this.setTool(p.toolCallId, p.isError ? "error" : "done");
+    this.setTool(p.toolCallId, p.rejected ? "rejected" : p.isError ? "error" : "done");
   }
 
   status(p) {
@@ -313,10 +318,10 @@ export class SessionView {
 
   approvalCard(a) {
     const reason = h("input", { type: "text", class: "reject-reason", placeholder: "Reason (told to the model when you reject)", "aria-label": "Reason" });
-    const respond = async (approved, buttons) => {
+    const respond = async (approved, buttons, scope = "once") => {
       buttons.forEach((b) => (b.disabled = true));
       try {
-        const params = { requestId: a.requestId, approved };
+        const params = { requestId: a.requestId, approved, scope };
         if (!approved && reason.value.trim()) params.message = reason.value.trim();
         await this.app.rpc.call("approval/respond", params);
       } catch (err) {
@@ -330,15 +335,30 @@ export class SessionView {
         toast(`Could not answer: ${err.message}`, "error");
       }
     };
-    const approve = h("button", { class: "primary", "data-testid": "approve" }, "Approve");
+    const approve = h("button", { class: a.dangerous ? "" : "primary", "data-testid": "approve" }, "Approve");
     const reject = h("button", { class: "danger", "data-testid": "reject" }, "Reject");
-    approve.addEventListener("click", () => respond(true, [approve, reject]));
-    reject.addEventListener("click", () => respond(false, [approve, reject]));
-    return h("div", { class: "card approval", "data-testid": "approval", dataset: { requestId: a.requestId } },
-      h("div", { class: "card-title" }, a.rerun ? "Run again after the interruption? " : "Allow ", h("code", {}, a.name), "?"),
+    const allow = a.sessionAllow
+      ? h("button", { "data-testid": "allow-session", title: "Do not ask again in this session" }, `Allow for session: ${a.sessionAllow}`)
+      : null;
+    const buttons = [approve, reject, ...(allow ? [allow] : [])];
+    approve.addEventListener("click", () => respond(true, buttons));
+    reject.addEventListener("click", () => respond(false, buttons));
+    if (allow) allow.addEventListener("click", () => respond(true, buttons, "session"));
+    reason.addEventListener("keydown", (e) => e.key === "Enter" && respond(false, buttons));
+    // The diff says it better than the text arguments it comes from.
+    const shown = a.preview
+      ? Object.fromEntries(Object.entries(a.arguments || {}).filter(([k]) => !["oldString", "newString", "content"].includes(k)))
+      : a.arguments;
+    const title = a.dangerous ? "Dangerous — allow " : a.rerun ? "Run again after the interruption? " : "Allow ";
+    const card = h("div", { class: `card approval${a.dangerous ? " dangerous" : ""}`, "data-testid": "approval", dataset: { requestId: a.requestId } },
+      h("div", { class: "card-title" }, title, h("code", {}, a.name), "?"),
       a.reason ? h("div", { class: "card-reason" }, a.reason) : null,
-      h("pre", { class: "tool-args" }, json(a.arguments)),
-      h("div", { class: "card-actions" }, approve, reject, reason));
+      Object.keys(shown || {}).length ? h("pre", { class: "tool-args" }, json(shown)) : null,
+      a.preview ? diffView(a.preview, "approval-diff") : null,
+      h("div", { class: "card-actions" }, approve, reject, allow, reason));
+    // Focus on Reject for a dangerous call, so Enter does not approve it.
+    if (a.dangerous) requestAnimationFrame(() => reject.isConnected && reject.focus());
+    return card;
   }
 
   questionCard(q) {

@@ -40,6 +40,7 @@ export function json(value) {
 export function money(usd) {
   if (usd == null) return "—";
   if (usd === 0) return "$0";
+  if (usd < 0.0001) return "< $0.0001";
   return usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
 }
 
@@ -60,4 +61,17 @@ export function toast(message, kind = "info", ms = 6000) {
   item.addEventListener("click", () => item.remove());
   toastHost.append(item);
   setTimeout(() => item.remove(), ms);
+}
+
+// A unified diff, coloured line by line (text nodes only: the diff is untrusted file content).
+export function diffView(diff, testid = "diff") {
+  const pre = h("pre", { class: "diff", "data-testid": testid });
+  for (const line of diff.replace(/\n$/, "").split("\n")) {
+    const cls = line.startsWith("+++") || line.startsWith("---") ? "diff-head"
+      : line.startsWith("+") ? "diff-add"
+      : line.startsWith("-") ? "diff-del"
+      : line.startsWith("@@") ? "diff-hunk" : "diff-ctx";
+    pre.append(h("span", { class: cls }, line), "\n");
+  }
+  return pre;
 }

@@ -1,0 +1,87 @@
+"""Approvals in the browser: the diff an edit would make, allow for this session, a dangerous call (red, focus on
+Reject), a rejected call's card closed as rejected; at a wide and a narrow width."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Browser, BrowserContext, expect
+
+from cowork.testing.mockllm import MockLLMServer, MockResponse, MockToolCall
+from cowork.testing.server import ServerProcess
+
+from .conftest import open_ui
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+
+def call(name: str, **arguments: object) -> MockResponse:
+    return MockResponse(tool_calls=[MockToolCall(name=name, arguments=arguments)])
+
+
+async def test_an_edit_diff_then_allow_for_session(
+    context: BrowserContext, server: ServerProcess, mock_llm: MockLLMServer, workspace: Path, artifacts: Path
+) -> None:
+    (workspace / "notes.txt").write_text("alpha\nbeta\n", encoding="utf-8")
+    mock_llm.set_script(
+        [
+            call("edit", filePath="notes.txt", oldString="beta", newString="BETA"),
+            call("bash", command="touch one.txt", description="t"),
+            call("bash", command="touch two.txt", description="t"),
+            MockResponse(text="Tidied."),
+        ]
+    )
+    page = await open_ui(context, server)
+    await page.get_by_test_id("composer").fill("tidy")
+    await page.get_by_test_id("send").click()
+    approval = page.get_by_test_id("approval")
+    diff = approval.get_by_test_id("approval-diff")
+    await expect(diff.locator(".diff-del")).to_have_text("-beta")
+    await expect(diff.locator(".diff-add")).to_have_text("+BETA")
+    await expect(approval).not_to_contain_text("oldString")  # the diff, not the raw arguments
+    await page.screenshot(path=str(artifacts / "approval-diff-1400.png"))
+    await approval.get_by_test_id("approve").click()
+    allow = page.get_by_test_id("approval").get_by_test_id("allow-session")
+    await expect(allow).to_have_text("Allow for session: commands starting with touch")
+    await allow.click()
+    await expect(page.get_by_test_id("assistant-message").last).to_have_text("Tidied.")
+    assert (workspace / "one.txt").exists() and (workspace / "two.txt").exists()
+    await expect(page.get_by_test_id("approval")).to_have_count(0)
+    # The edit's card shows the change it made.
+    edit_card = page.locator('[data-testid="tool-call"][data-tool="edit"]')
+    await expect(edit_card.get_by_test_id("result-diff").locator(".diff-add")).to_have_text("+BETA")
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("width", "height"), [(1400, 900), (420, 800)])
+async def test_a_dangerous_call_is_red_and_enter_rejects_it(
+    browser: Browser,
+    server: ServerProcess,
+    mock_llm: MockLLMServer,
+    workspace: Path,
+    artifacts: Path,
+    width: int,
+    height: int,
+) -> None:
+    (workspace / "build").mkdir()
+    mock_llm.set_script([call("bash", command="rm -rf build", description="t"), MockResponse(text="Kept it.")])
+    context = await browser.new_context(viewport={"width": width, "height": height})
+    try:
+        page = await open_ui(context, server)
+        await page.get_by_test_id("composer").fill("clean")
+        await page.get_by_test_id("send").click()
+        approval = page.get_by_test_id("approval")
+        await expect(approval).to_have_class("card approval dangerous")
+        await expect(approval).to_contain_text("Dangerous")
+        await expect(approval.get_by_test_id("allow-session")).to_have_count(0)
+        await expect(approval.get_by_test_id("reject")).to_be_focused()
+        await page.screenshot(path=str(artifacts / f"approval-dangerous-{width}.png"))
+        assert await page.evaluate("document.documentElement.scrollWidth") <= width
+        await page.keyboard.press("Enter")
+        await expect(page.get_by_test_id("assistant-message").last).to_have_text("Kept it.")
+        await expect(page.get_by_test_id("tool-status").last).to_have_text("rejected")
+        assert (workspace / "build").is_dir()
+        assert page.errors == []  # type: ignore[attr-defined]
+    finally:
+        await context.close()
