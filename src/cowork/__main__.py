@@ -28,8 +28,19 @@ def _parser() -> argparse.ArgumentParser:
     policy.add_argument("policy_args", nargs=argparse.REMAINDER, help="check COMMAND | check - [--allow P] [--deny P]")
     protocol = sub.add_parser("protocol", help="protocol tools")
     protocol.add_argument("action", choices=["docs"], help="docs: print docs/protocol.md")
+    server = sub.add_parser(
+        "server", help="the background server clients share: status, stop, restart (with this shell's settings)"
+    )
+    server.add_argument("action", choices=["status", "stop", "restart"])
     add_run_parser(sub)
+    parser.add_argument("--version", action="version", version=f"cowork {_version()}")
     return parser
+
+
+def _version() -> str:
+    import cowork
+
+    return cowork.__version__
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -51,6 +62,10 @@ def main(argv: list[str] | None = None) -> None:
         from cowork.policy._cli import main as policy_main
 
         code = policy_main(args.policy_args)
+    elif args.command == "server":
+        from cowork.clients.cli.server_cmds import main_server
+
+        code = main_server(args.action, getattr(args, "workspace", None))
     elif args.command == "run":
         from cowork.clients.cli.main import main_run
 

@@ -63,9 +63,14 @@ async def test_initialize(client: EventClient, server: ServerProcess) -> None:
         "provider": "anthropic",
         "model": "claude-sonnet-5-5",
         "home": str(server.home),
+        "baseUrl": "http://127.0.0.1:9",
         "warnings": [],
     }
     assert "sk-ant-secret-value" not in str(result)  # no secret in the public config
+    # Which process answered, since when, and a fingerprint of the provider settings it was started with.
+    info = result["serverInfo"]
+    assert info["pid"] == server.pid and info["startedAt"] and len(info["environment"]) == 16
+    assert [c["name"] for c in result["commands"]][:2] == ["help", "new"]
 
 
 async def test_session_create_list_get(client: EventClient, server: ServerProcess) -> None:
@@ -136,7 +141,7 @@ async def test_http_rpc_batch_and_websocket_only_methods(server: ServerProcess) 
     headers = {"Authorization": f"Bearer {server.token}"}
     async with httpx.AsyncClient(base_url=server.address.url, headers=headers) as http:
         health = await http.get("/healthz")
-        assert health.json() == {"status": "ok"}
+        assert health.json() == {"status": "ok", "pid": server.pid, "idle": True}
         batch = await http.post(
             "/rpc",
             json=[

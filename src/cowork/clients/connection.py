@@ -11,6 +11,7 @@ import itertools
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -23,9 +24,19 @@ from typing import Any, TypeVar
 import websockets
 from websockets.asyncio.client import ClientConnection
 
-from cowork.protocol import METHODS, Params, WireModel, request
+from cowork.protocol import METHODS, Params, WireModel, environment_fingerprint, request
 
-__all__ = ["RpcClient", "RpcError", "ServerAddress", "cowork_home", "discover_server", "ensure_server"]
+__all__ = [
+    "RpcClient",
+    "RpcError",
+    "RunningServer",
+    "ServerAddress",
+    "cowork_home",
+    "discover_server",
+    "ensure_server",
+    "running_server",
+    "stop_server",
+]
 
 R = TypeVar("R", bound=WireModel)
 
@@ -58,12 +69,71 @@ class ServerAddress:
         return self.url.replace("http", "ws", 1) + "/ws"
 
 
-def _healthy(url: str, timeout: float = 1.0) -> bool:
+def _health(url: str, timeout: float = 1.0) -> dict[str, Any] | None:
+    """What `/healthz` says (`status`, `pid`, `idle`), or None when nothing healthy answers."""
     try:
         with urllib.request.urlopen(f"{url}/healthz", timeout=timeout) as resp:
-            return bool(resp.status == 200)
+            if resp.status != 200:
+                return None
+            body = json.loads(resp.read() or b"{}")
+            return body if isinstance(body, dict) else {}
+    except (OSError, ValueError):
+        return None
+
+
+def _healthy(url: str, timeout: float = 1.0) -> bool:
+    return _health(url, timeout) is not None
+
+
+@dataclass(frozen=True)
+class RunningServer:
+    """The background server recorded in `COWORK_HOME/server.json` that answers."""
+
+    url: str
+    pid: int
+    started_at: str
+    environment: str | None
+    idle: bool
+
+    def since(self) -> str:
+        return self.started_at[:19].replace("T", " ") + " UTC" if self.started_at else "an unknown time"
+
+
+def running_server(home: Path | None = None) -> RunningServer | None:
+    """The recorded server, if it answers and is the process the record names."""
+    home = home or cowork_home()
+    try:
+        info = json.loads((home / "server.json").read_text(encoding="utf-8"))
+        url, pid = str(info["url"]), int(info["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    health = _health(url)
+    if health is None or health.get("pid", pid) != pid:
+        return None
+    environment = info.get("environment")
+    return RunningServer(
+        url,
+        pid,
+        str(info.get("startedAt", "")),
+        environment if isinstance(environment, str) else None,
+        bool(health.get("idle", False)),
+    )
+
+
+def stop_server(server: RunningServer, *, timeout: float = 15.0) -> bool:
+    """Ask the server to stop (SIGTERM: it finishes writing and exits) and wait until it no longer answers."""
+    try:
+        os.kill(server.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return True
     except OSError:
         return False
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if _health(server.url, 0.5) is None:
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def _read_token(home: Path) -> str | None:
@@ -88,14 +158,35 @@ def discover_server(home: Path | None = None) -> ServerAddress | None:
 
 
 def ensure_server(
-    *, workspace: Path, home: Path | None = None, idle_exit_seconds: float = 900, timeout: float = 30.0
+    *,
+    workspace: Path,
+    home: Path | None = None,
+    idle_exit_seconds: float = 900,
+    timeout: float = 30.0,
+    say: Callable[[str], None] | None = None,
 ) -> ServerAddress:
     """Attach to the running server, or start one in the background (it exits after a while with no clients).
+
+    A running server started with other provider settings (keys, base URLs, `COWORK_*`) than this process has would
+    not see ours: when it is idle it is restarted with ours; when it is busy we attach and `say` so, with how to
+    restart it.
 
     Raises:
         RuntimeError: the server did not come up; the message includes the end of its log.
     """
     home = home or cowork_home()
+    say = say or _say
+    running = running_server(home)
+    mine = environment_fingerprint(os.environ)
+    if running is not None and running.environment not in (None, mine):
+        if running.idle and stop_server(running):
+            say(f"Restarted the Cowork server: the one running since {running.since()} had other provider settings.")
+        else:
+            say(
+                f"Attached to the Cowork server at {running.url} (pid {running.pid}, since {running.since()}), which "
+                "was started with other provider settings than this shell's and is busy; it keeps its own. "
+                "`cowork server restart` restarts it with this shell's settings."
+            )
     found = discover_server(home)
     if found is not None:
         return found
@@ -119,6 +210,10 @@ def ensure_server(
         time.sleep(0.02)  # the server writes its file once it answers; the sooner it is seen, the sooner we attach
     tail = log_path.read_text(encoding="utf-8", errors="replace")[-2000:]
     raise RuntimeError(f"The Cowork server did not start within {timeout:.0f} s. Its log says:\n{tail}")
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
 
 
 class RpcClient:

@@ -7,6 +7,7 @@ else. Clients import only this package (plus their transport and UI libraries).
 from ._base import Params, WireModel
 from ._commands import SLASH_COMMANDS, ClientKind, SlashCommand, slash_command
 from ._docs import render_protocol_markdown
+from ._environment import environment_fingerprint, provider_variables
 from ._errors import ErrorCode, ErrorSource, ProtocolError, RpcCode
 from ._events import (
     DELTA_EVENT_TYPES,
@@ -71,6 +72,8 @@ __all__ = [
     "ClientKind",
     "SlashCommand",
     "slash_command",
+    "environment_fingerprint",
+    "provider_variables",
     "EVENT_PAYLOADS",
     "AgentSpawned",
     "ApprovalRequested",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -127,7 +128,8 @@ def create_app(state: ServerState) -> Starlette:
         return Response(text, media_type="application/json")
 
     async def healthz(_request: Request) -> Response:
-        return JSONResponse({"status": "ok"})
+        # `idle`: no client connected and no turn running, so a client may restart it (with its own settings).
+        return JSONResponse({"status": "ok", "pid": os.getpid(), "idle": state.idle()})
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:

@@ -26,7 +26,7 @@ from starlette.applications import Starlette
 from cowork.config import ConfigError, CoworkPaths, LoadedConfig, load_config
 from cowork.config._paths import private_file, write_private
 from cowork.core import Core
-from cowork.protocol import web_url
+from cowork.protocol import environment_fingerprint, web_url
 
 from ._app import ServerState, create_app
 from ._auth import is_loopback, load_or_create_token
@@ -124,6 +124,7 @@ def _announce(state: ServerState, loaded: LoadedConfig, url: str, quiet: bool) -
         "workspace": str(loaded.workspace),
         "startedAt": datetime.now(UTC).isoformat(),
         "auth": state.token is not None,
+        "environment": environment_fingerprint(os.environ),
     }
     write_private(loaded.paths.server_file, json.dumps(record))
     if not quiet:

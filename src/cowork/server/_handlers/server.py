@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 
 import cowork
 from cowork.core import Core
+from cowork.models import presets
 from cowork.protocol import (
     EVENT_PAYLOADS,
     METHODS,
@@ -18,19 +20,30 @@ from cowork.protocol import (
     PingResult,
     PublicConfig,
     ServerInfo,
+    environment_fingerprint,
 )
 
 from .._peer import Peer
 
 __all__ = ["initialize", "ping"]
 
+_STARTED_AT = datetime.now(UTC)
+"""When this server process started (this module loads with the server)."""
+
 
 async def initialize(core: Core, peer: Peer | None, params: InitializeParams) -> InitializeResult:
     config = core.config
     provider = core.selector.default_provider()
+    preset = presets().get(provider) if provider else None
     return InitializeResult(
         protocol_version=PROTOCOL_VERSION,
-        server_info=ServerInfo(name="cowork", version=cowork.__version__),
+        server_info=ServerInfo(
+            name="cowork",
+            version=cowork.__version__,
+            pid=os.getpid(),
+            started_at=_STARTED_AT,
+            environment=environment_fingerprint(os.environ),
+        ),
         capabilities=Capabilities(
             # Every protocol method has a handler (tests/server/test_registry.py), so this is what the server answers.
             methods=sorted(METHODS),
@@ -46,6 +59,7 @@ async def initialize(core: Core, peer: Peer | None, params: InitializeParams) ->
             provider=provider,
             model=core.selector.default_model(provider) if provider else None,
             home=str(core.paths.home),
+            base_url=core.selector.base_url(preset) if preset else None,
             warnings=core.loaded.warnings(),
         ),
         commands=list(SLASH_COMMANDS),
