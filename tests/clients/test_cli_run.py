@@ -212,6 +212,12 @@ def test_usage_errors_exit_2(server: ServerProcess, workspace: Path) -> None:
     unknown = cowork_run(server, "--json", "--session", "ses_missing", "x")
     assert unknown.returncode == 2
     assert json.loads(unknown.stdout)["error"]["code"] == "session_not_found"
+    # A model the provider's server does not serve is refused before the turn, not sent to fail there.
+    bogus = cowork_run(server, "--json", "-m", "bogus:model", "x")
+    assert bogus.returncode == 2
+    error = json.loads(bogus.stdout.splitlines()[-1])["error"]
+    assert error["code"] == "model_not_found" and "does not serve 'bogus:model'" in error["message"]
+    assert "mock-model" in error["message"]  # what it does serve
 
 
 def test_no_provider_exits_4(home: Path, workspace: Path) -> None:

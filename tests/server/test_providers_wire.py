@@ -56,7 +56,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, shared_mock: MockLLMServer)
         "COWORK_MODEL": "mock-model",
         "COWORK_ROUTER": json.dumps(ROUTER),
         "COWORK_LOCAL_MODELS__RESERVE_GB": "0",
-        "COWORK_PRICES": json.dumps({"openai:gpt-6-luna": {"input_per_mtok": 0.25, "output_per_mtok": 2.0}}),
+        "COWORK_PRICES": json.dumps({"openai:qwen3:8b": {"input_per_mtok": 0.25, "output_per_mtok": 2.0}}),
     }
     with ServerProcess(root / "home", root / "ws", env=env) as proc:
         yield proc
@@ -167,14 +167,16 @@ async def test_model_list_has_the_servers_models_the_catalog_and_the_router(
         "inputPerMtok": 0.0,
         "outputPerMtok": 0.0,
     }
-    sol = model_entry(result, "openai", "gpt-6.1-sol")
-    assert sol is not None
-    assert (sol["source"], sol["tier"], sol["local"]) == ("catalog", "strong", False)
-    assert (sol["inputPerMtok"], sol["outputPerMtok"]) == price_per_mtok("openai", "gpt-6.1-sol")
-    assert sol["inputPerMtok"] > 0
-    luna = model_entry(result, "openai", "gpt-6-luna")
-    assert luna is not None
-    assert (luna["inputPerMtok"], luna["outputPerMtok"]) == (0.25, 2.0)  # the configured price wins
+    # OPENAI_BASE_URL points at a server of one's own: its models are what it serves, not OpenAI's catalog.
+    # (The mock plays both servers here, so its /v1/models lists the Ollama model.)
+    assert [m["id"] for m in result["models"] if m["provider"] == "openai"] == ["qwen3:8b"]
+    assert model_entry(result, "openai", "gpt-6.1-sol") is None
+    served = model_entry(result, "openai", "qwen3:8b")
+    assert served is not None and (served["source"], served["local"]) == ("server", False)
+    assert (served["inputPerMtok"], served["outputPerMtok"]) == (0.25, 2.0)  # the configured price
+    anthropic = model_entry(result, "anthropic", "claude-sonnet-5-5")  # other providers keep the catalog
+    assert anthropic is not None and anthropic["source"] == "catalog"
+    assert (anthropic["inputPerMtok"], anthropic["outputPerMtok"]) == price_per_mtok("anthropic", "claude-sonnet-5-5")
 
     assert result["router"] == {
         "enabled": False,

@@ -30,10 +30,10 @@ async def test_models_usage_and_budgets(
     await expect(page.get_by_test_id("current-model")).to_contain_text("openai:mock-model")
     openai = page.get_by_test_id("provider-row").filter(has_text="OpenAI").first
     await expect(openai).to_contain_text("env")
-    await page.get_by_test_id("model-custom").fill("openai:other-model")
+    await page.get_by_test_id("model-custom").fill("openai:mock-reasoning-model")
     await page.get_by_test_id("model-use").click()
-    await expect(page.get_by_test_id("current-model")).to_contain_text("openai:other-model")
-    await expect(page.get_by_test_id("model-chip")).to_have_text("openai:other-model")
+    await expect(page.get_by_test_id("current-model")).to_contain_text("openai:mock-reasoning-model")
+    await expect(page.get_by_test_id("model-chip")).to_have_text("openai:mock-reasoning-model")
     await page.screenshot(path=str(artifacts / "models.png"), full_page=True)
 
     await page.get_by_test_id("tab-usage").click()

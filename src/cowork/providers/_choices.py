@@ -92,14 +92,19 @@ class ModelChoices:
                 current_model = session.model or (
                     selector.default_model(current_provider) if current_provider else None
                 )
-        local = [p for p in selector.presets.values() if p.local]
-        served = await asyncio.gather(*(self._providers.served_models(p, refresh=params.refresh) for p in local))
-        reported = {p.id: r.models for p, r in zip(local, served, strict=True) if r.state == "connected"}
+        # Local servers, and any provider pointed at a server of one's own (a base URL of its own, such as
+        # OPENAI_BASE_URL for vLLM or a gateway), are asked what they serve: that is what can be used.
+        own = [p for p in selector.presets.values() if self._own_server(p)]
+        served = await asyncio.gather(*(self._providers.served_models(p, refresh=params.refresh) for p in own))
+        reported = {p.id: r.models for p, r in zip(own, served, strict=True) if r.state == "connected"}
         providers: list[ProviderInfo] = []
         models: list[ModelInfo] = []
         for preset in selector.presets.values():
             providers.append(self._provider_info(preset))
-            models += self._models(preset, reported.get(preset.id, []))
+            if not preset.local and reported.get(preset.id):
+                models += self._served_only(preset, reported[preset.id])
+            else:
+                models += self._models(preset, reported.get(preset.id, []))
         return ModelListResult(
             providers=providers,
             models=models,
@@ -129,8 +134,51 @@ class ModelChoices:
         provider = provider or session.provider or self._selector.default_provider()
         if provider is None:
             raise ProtocolError(ErrorCode.NO_PROVIDER, no_provider_message(), source=ErrorSource.PROVIDER)
-        self._selector.preset(provider)
+        preset = self._selector.preset(provider)
+        head, colon, _ = model.partition(":")
+        own_server = self._own_server(preset)
+        if colon and params.provider is None and not own_server:
+            # `foo:bar` names provider `foo`; only a server of one's own serves model ids with a colon in them.
+            raise ProtocolError(
+                ErrorCode.UNKNOWN_PROVIDER,
+                f"Unknown provider {head!r} in {model!r}. Write provider:model with one of: {', '.join(self._selector.presets)}.",
+                source=ErrorSource.PROVIDER,
+            )
+        if own_server:
+            served = await self._providers.served_models(preset)
+            if served.state == "connected" and served.models and model not in served.models:
+                listed = ", ".join(served.models[:20]) + (", …" if len(served.models) > 20 else "")
+                raise ProtocolError(
+                    ErrorCode.MODEL_NOT_FOUND,
+                    f"The {preset.name} server at {self._selector.base_url(preset)} does not serve {model!r}. "
+                    f"It serves: {listed}.",
+                    source=ErrorSource.PROVIDER,
+                )
         return await self._sessions.update_settings(params.session_id, provider=provider, model=model)
+
+    def _own_server(self, preset: ProviderPreset) -> bool:
+        """A local server, or a provider given a base URL of its own: it decides which models exist."""
+        return preset.local or self._selector.base_url(preset) != preset.base_url
+
+    def _served_only(self, preset: ProviderPreset, served: list[str]) -> list[ModelInfo]:
+        """What a provider's own server serves (the catalog's models with their facts where the names match)."""
+        catalog = {m.id: m for m in preset.models}
+        prices = {name: price_per_mtok(preset.id, name, self._config.prices) for name in served}
+        return [
+            ModelInfo(
+                provider=preset.id,
+                id=name,
+                context_window=catalog[name].context_window if name in catalog else None,
+                supports_tools=catalog[name].tools if name in catalog else True,
+                supports_reasoning=catalog[name].reasoning if name in catalog else False,
+                local=False,
+                tier=catalog[name].tier if name in catalog else None,
+                source="server",
+                input_per_mtok=price[0] if (price := prices[name]) else None,
+                output_per_mtok=price[1] if price else None,
+            )
+            for name in served
+        ]
 
     def _provider_info(self, preset: ProviderPreset) -> ProviderInfo:
         selector = self._selector
