@@ -15,6 +15,8 @@ __all__ = ["SLASH_COMMANDS", "ClientKind", "SlashCommand", "slash_command"]
 ClientKind = Literal["repl", "tui", "web"]
 _ALL: tuple[ClientKind, ...] = ("repl", "tui", "web")
 _TERMINAL: tuple[ClientKind, ...] = ("repl", "tui")
+_REPL: tuple[ClientKind, ...] = ("repl",)
+_REPL_WEB: tuple[ClientKind, ...] = ("repl", "web")
 
 
 class SlashCommand(WireModel):
@@ -35,29 +37,38 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     _cmd("new", "/new", "start a new session"),
     _cmd("clear", "/clear", "start a new session in the same folder (the old one is kept)"),
     _cmd("sessions", "/sessions [--all]", "this folder's sessions (--all: every folder)"),
-    _cmd("resume", "/resume ID", "continue a session"),
-    _cmd("continue", "/continue", "resume this session's interrupted or paused turn"),
+    _cmd("resume", "/resume ID", "continue a session", _TERMINAL),
+    _cmd("continue", "/continue", "resume this session's interrupted or paused turn", _REPL),
     _cmd("model", "/model [provider:model | auto]", "show or switch the model (auto: the router picks per turn)"),
     _cmd("cwd", "/cwd [DIR]", "show the session's folder, or start a new session in DIR", _TERMINAL),
-    _cmd("tools", "/tools [NAME always|never|inherit]", "list tools and when they ask, or set when one asks"),
+    _cmd(
+        "tools", "/tools [NAME always|never|inherit]", "list tools and when they ask, or set when one asks", _TERMINAL
+    ),
     _cmd("network", "/network on|off", "let shell commands reach the network"),
     _cmd("yolo", "/yolo on|off", "approvals and the sandbox off (careful)"),
     _cmd(
         "mcp",
         "/mcp [enable|disable|restart|remove NAME | add NAME -- COMMAND ARGS… | add NAME URL | trust]",
         "MCP servers",
+        _REPL,
     ),
-    _cmd("connect", "/connect PROVIDER [KEY or URL] [--no-verify]", "save a provider's key or a server URL"),
-    _cmd("disconnect", "/disconnect PROVIDER", "forget a saved key and URL"),
-    _cmd("provider", "/provider [ID]", "which providers are connected, and what to do about the others"),
-    _cmd("reasoning", "/reasoning off|minimal|low|medium|high|xhigh|max|default", "how hard the model thinks"),
+    _cmd("connect", "/connect PROVIDER [KEY or URL] [--no-verify]", "save a provider's key or a server URL", _REPL_WEB),
+    _cmd("disconnect", "/disconnect PROVIDER", "forget a saved key and URL", _REPL),
+    _cmd("provider", "/provider [ID]", "which providers are connected, and what to do about the others", _REPL),
+    _cmd("reasoning", "/reasoning off|minimal|low|medium|high|xhigh|max|default", "how hard the model thinks", _REPL),
     _cmd("usage", "/usage", "tokens and cost: this session, today, this week, this month; budgets"),
     _cmd(
         "budget",
         "/budget [request=0.5 daily=10 weekly=50 monthly=200 warn=0.8 | reset]",
         "spend caps (none: no cap)",
+        _REPL,
     ),
-    _cmd("retry", "/retry", "try harder: run the last turn again on the next stronger model (shows the cost first)"),
+    _cmd(
+        "retry",
+        "/retry",
+        "try harder: run the last turn again on the next stronger model (shows the cost first)",
+        _REPL,
+    ),
     _cmd("quit", "/quit", "exit (Ctrl-D also works)", _TERMINAL),
 )
 

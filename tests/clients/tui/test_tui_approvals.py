@@ -82,3 +82,33 @@ async def test_a_dangerous_call_is_red_and_enter_rejects_it(
         (line,) = app.query(ToolCallLine)
         assert line.result is not None and line.result.rejected
     assert (workspace / "build").is_dir()
+
+
+async def test_slash_commands_are_run_here_and_never_sent_to_the_model(
+    server: ServerProcess, workspace: Path, mock_llm: MockLLMServer
+) -> None:
+    mock_llm.set_script([MockResponse(text="About that path.")])
+    app = app_for(server, workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, app.connected.is_set)
+        await send(pilot, "/help")
+        await until(pilot, lambda: "/sessions [--all]" in chat_text(app))
+        assert "/mcp" not in chat_text(app)  # the REPL's only: /help lists what works here
+        await send(pilot, "/frobnicate")
+        await until(pilot, lambda: "Unknown command /frobnicate" in chat_text(app))
+        assert not mock_llm.requests
+        await send(pilot, "/usr/bin is slow")  # a path: a message for the model
+        await until(pilot, lambda: "About that path." in chat_text(app))
+        await send(pilot, "/sessions")
+        await until(pilot, lambda: "/usr/bin is slow" in chat_text(app).split("/resume ID opens one")[0][-400:])
+        first = app.session
+        await send(pilot, "/clear")
+        await until(pilot, lambda: app.session is not None and first is not None and app.session.id != first.id)
+        await send(pilot, "/network on")
+        await until(pilot, lambda: "network on" in chat_text(app))
+        await until(pilot, lambda: app.session is not None and app.session.network)
+        await send(pilot, "/model openai:mock-reasoning-model")
+        await until(pilot, lambda: app.model_label == "openai:mock-reasoning-model")
+        await send(pilot, "/model bogus:model")
+        await until(pilot, lambda: any("does not serve 'bogus:model'" in str(n.message) for n in app._notifications))
+        assert len(mock_llm.requests) == 1

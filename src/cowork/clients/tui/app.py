@@ -66,6 +66,7 @@ from cowork.protocol import (
     SessionListResult,
     SessionRef,
     SessionUpdated,
+    SlashCommand,
     SubscribeParams,
     SubscribeResult,
     Todos,
@@ -81,6 +82,7 @@ from cowork.protocol import (
     parse_event,
 )
 
+from .commands import is_command, run_command
 from .screens import ApprovalAnswer, ApprovalScreen, ModelPickerScreen, QuestionScreen
 from .state import SessionState
 from .widgets import ChatView, McpPanel, SessionItem, SessionList, TodosPanel, UsageBar
@@ -502,6 +504,9 @@ class CoworkApp(App[int]):
         if not text or self.session is None:
             return
         event.input.value = ""
+        if is_command(text):
+            await run_command(self, text)
+            return
         if self.state.running is not None:
             params: Any = TurnSteerParams(session_id=self.session.id, text=text, client_message_id=uuid.uuid4().hex)
             self.run_worker(self._guarded(self._call("turn/steer", params)), group="turn")
@@ -546,11 +551,22 @@ class CoworkApp(App[int]):
         choice = await self.push_screen_wait(ModelPickerScreen(models))
         if choice is None or self.session is None:
             return
+        await self.set_model(choice)
+
+    async def set_model(self, choice: str) -> None:
+        """Switch the shown session's model (`/model provider:model`, the picker); a refusal is shown as said."""
+        if self.session is None:
+            return
         session = await self._guarded(self._call("model/set", ModelSetParams(session_id=self.session.id, model=choice)))
         if session is not None:
             self.session = session
             self._set_model_label(session)
             self.notify(f"Model: {self.model_label}")
+
+    @property
+    def commands(self) -> list[SlashCommand] | None:
+        """The slash commands the server sent (None before `initialize`, or from an older server)."""
+        return self.init.commands if self.init is not None and self.init.commands else None
 
     def action_toggle_sidebar(self) -> None:
         self.query_one("#sidebar").toggle_class("hidden")

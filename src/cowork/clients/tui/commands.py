@@ -1,0 +1,134 @@
+"""Slash commands typed in the TUI's prompt: the table every client shares (`cowork.protocol.SLASH_COMMANDS`),
+each done with the protocol method behind it. A `/word` that names no command is refused here and never reaches the
+model; `/usr/bin …` (a path) is a message."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+
+from cowork.clients import format as fmt
+from cowork.protocol import (
+    SLASH_COMMANDS,
+    SessionListParams,
+    SessionListResult,
+    SessionUpdateParams,
+    SlashCommand,
+    ToolListResult,
+)
+
+if TYPE_CHECKING:
+    from .app import CoworkApp
+
+__all__ = ["is_command", "run_command", "tui_commands"]
+
+_WORD = re.compile(r"/[A-Za-z][\w-]*")
+
+
+def is_command(text: str) -> bool:
+    return _WORD.fullmatch(text.strip().split(" ", 1)[0]) is not None
+
+
+def tui_commands(sent: list[SlashCommand] | None) -> list[SlashCommand]:
+    """The server's table (an older server sends none: ours), the TUI's part of it."""
+    return [c for c in (sent or SLASH_COMMANDS) if "tui" in c.clients]
+
+
+async def run_command(app: CoworkApp, text: str) -> None:
+    """Run one slash command; anything unknown gets a note and changes nothing."""
+    word, _, arg = text.strip().partition(" ")
+    name, arg = word[1:].lower(), arg.strip()
+    known = {c.name: c for c in tui_commands(app.commands)}
+    if name not in known:
+        await app.chat.note(Text(f"Unknown command /{name} — /help lists them. Nothing was sent.", style="yellow"))
+        return
+    if name == "help":
+        await app.chat.note(_help(list(known.values())))
+    elif name in ("new", "clear"):
+        app.action_new_session()
+    elif name == "quit":
+        app.exit()
+    elif name == "model":
+        if arg:
+            await app.set_model(arg)
+        else:
+            app.action_pick_model()
+    elif name == "sessions":
+        await _sessions(app, every=arg in ("--all", "-a", "all"))
+    elif name == "resume":
+        await _resume(app, arg)
+    elif name in ("network", "yolo"):
+        await _switch(app, name, arg)
+    elif name == "tools":
+        await _tools(app)
+    elif name == "usage":
+        usage = app.state.usage
+        line = f"This session: {usage.input_tokens:,} tokens in · {usage.output_tokens:,} out · "
+        await app.chat.note(Text(line + fmt.cost(usage.cost_usd, usage.cost_known), style="dim"))
+
+
+def _help(commands: list[SlashCommand]) -> Text:
+    body = Text()
+    for c in commands:
+        body.append(f"{c.usage}", style="bold")
+        body.append(f"  {c.summary}\n", style="dim")
+    keys = "Keys: Ctrl-N new session · Ctrl-B sessions · Ctrl-O model · Ctrl-T panels · Esc cancel · Ctrl-Q quit"
+    body.append(keys, style="dim")
+    return body
+
+
+async def _resume(app: CoworkApp, arg: str) -> None:
+    target = next((s for s in app.sessions if s.id == arg), None)
+    if target is None:
+        await app.chat.note(Text(f"No session {arg!r} — /sessions lists them.", style="yellow"))
+    else:
+        await app.show_session(target)
+
+
+async def _tools(app: CoworkApp) -> None:
+    result: ToolListResult | None = await app._guarded(app._call("tool/list", None))
+    if result is None:
+        return
+    lines = Text()
+    for tool in result.tools:
+        lines.append(f"{tool.name}", style="bold")
+        lines.append(f"  {fmt.clean(tool.summary)}  ({tool.policy})\n", style="dim")
+    await app.chat.note(lines)
+
+
+async def _sessions(app: CoworkApp, *, every: bool) -> None:
+    folder = None if every or app.session is None else app.session.workspace
+    result: SessionListResult | None = await app._guarded(
+        app._call("session/list", SessionListParams(limit=30, workspace=folder, include_empty=False))
+    )
+    if result is None:
+        return
+    if not result.sessions:
+        await app.chat.note(Text("No sessions with messages yet.", style="dim"))
+        return
+    lines = Text()
+    for s in result.sessions:
+        lines.append(f"{s.id}  ", style="bold")
+        lines.append(fmt.clean(s.title))
+        lines.append(
+            f"  {s.updated_at:%Y-%m-%d %H:%M}" + (f"  {fmt.clean(s.workspace)}" if every else "") + "\n", style="dim"
+        )
+    lines.append("/resume ID opens one; Ctrl-B shows the list.", style="dim")
+    await app.chat.note(lines)
+
+
+async def _switch(app: CoworkApp, name: str, arg: str) -> None:
+    if app.session is None or arg not in ("on", "off"):
+        await app.chat.note(Text(f"Usage: /{name} on|off", style="yellow"))
+        return
+    value = arg == "on"
+    params = SessionUpdateParams(session_id=app.session.id, **{name: value})
+    session = await app._guarded(app._call("session/update", params))
+    if session is not None:
+        app.session = session
+        what = "shell commands may reach the network" if name == "network" else "approvals and the sandbox are OFF"
+        await app.chat.note(
+            Text(f"{name} {arg}: {what}" if value else f"{name} off", style="yellow" if value else "dim")
+        )
