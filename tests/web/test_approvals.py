@@ -85,3 +85,37 @@ async def test_a_dangerous_call_is_red_and_enter_rejects_it(
         assert page.errors == []  # type: ignore[attr-defined]
     finally:
         await context.close()
+
+
+async def test_slash_commands_run_in_the_page_and_never_reach_the_model(
+    context: BrowserContext, server: ServerProcess, mock_llm: MockLLMServer, artifacts: Path
+) -> None:
+    mock_llm.set_script([MockResponse(text="About that path.")])
+    page = await open_ui(context, server)
+    composer = page.get_by_test_id("composer")
+    await composer.fill("/")
+    await composer.dispatch_event("input")
+    menu = page.get_by_test_id("slash-menu")
+    await expect(menu).to_be_visible()
+    await expect(menu.get_by_test_id("slash-item").first).to_contain_text("/help")
+    await page.screenshot(path=str(artifacts / "slash-menu-1400.png"))
+    await composer.fill("/help")
+    await composer.press("Enter")
+    help_note = page.get_by_test_id("note-help")
+    await expect(help_note).to_contain_text("/model [provider:model | auto]")
+    await expect(help_note).not_to_contain_text("/mcp")  # the REPL's only
+    await composer.fill("/frobnicate")
+    await composer.press("Enter")
+    await expect(page.get_by_test_id("note-warn").last).to_contain_text("Unknown command /frobnicate")
+    assert not mock_llm.requests
+    await composer.fill("/usr/bin is slow")  # a path: a message for the model
+    await composer.press("Enter")
+    await expect(page.get_by_test_id("assistant-message").last).to_have_text("About that path.")
+    await composer.fill("/model openai:mock-reasoning-model")
+    await composer.press("Enter")
+    await expect(page.get_by_test_id("model-chip")).to_have_text("openai:mock-reasoning-model")
+    await composer.fill("/network on")
+    await composer.press("Enter")
+    await expect(page.get_by_test_id("session-header")).to_contain_text("network on")
+    assert len(mock_llm.requests) == 1
+    assert page.errors == []  # type: ignore[attr-defined]

@@ -16,7 +16,6 @@ ClientKind = Literal["repl", "tui", "web"]
 _ALL: tuple[ClientKind, ...] = ("repl", "tui", "web")
 _TERMINAL: tuple[ClientKind, ...] = ("repl", "tui")
 _REPL: tuple[ClientKind, ...] = ("repl",)
-_REPL_WEB: tuple[ClientKind, ...] = ("repl", "web")
 
 
 class SlashCommand(WireModel):
@@ -52,7 +51,7 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
         "MCP servers",
         _REPL,
     ),
-    _cmd("connect", "/connect PROVIDER [KEY or URL] [--no-verify]", "save a provider's key or a server URL", _REPL_WEB),
+    _cmd("connect", "/connect PROVIDER [KEY or URL] [--no-verify]", "save a provider's key or a server URL", _REPL),
     _cmd("disconnect", "/disconnect PROVIDER", "forget a saved key and URL", _REPL),
     _cmd("provider", "/provider [ID]", "which providers are connected, and what to do about the others", _REPL),
     _cmd("reasoning", "/reasoning off|minimal|low|medium|high|xhigh|max|default", "how hard the model thinks", _REPL),

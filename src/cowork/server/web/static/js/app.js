@@ -1,5 +1,6 @@
 // The Cowork web UI: connection lifecycle, layout, sessions, the composer, and the other views.
 
+import { commandMenu, isCommand, runCommand } from "./commands.js";
 import { SessionView } from "./chat.js";
 import { append, clear, h, money, shortTime, toast } from "./dom.js";
 import { McpView, ModelsView, UsageView } from "./panels.js";
@@ -72,7 +73,7 @@ class App {
     });
     this.sendButton = h("button", { class: "primary", "data-testid": "send", onclick: () => this.send() }, "Send");
     this.stopButton = h("button", { class: "danger", "data-testid": "stop", onclick: () => this.stop(), hidden: true }, "Stop");
-    this.composer = h("div", { class: "composer" }, this.input, h("div", { class: "composer-actions" }, this.sendButton, this.stopButton));
+    this.composer = h("div", { class: "composer" }, commandMenu(this, this.input), this.input, h("div", { class: "composer-actions" }, this.sendButton, this.stopButton));
     this.chatMain = h("section", { class: "chat" }, this.sessionHeader, this.chatBody, this.composer);
     this.chatView = h("div", { class: "view chat-view" }, this.sidebar, this.chatMain);
 
@@ -253,6 +254,12 @@ class App {
   async send() {
     const text = this.input.value.trim();
     if (!text || this.rpc.state !== "open") return;
+    if (isCommand(text)) {
+      this.input.value = "";
+      this.input.dispatchEvent(new Event("input"));
+      await runCommand(this, text);
+      return;
+    }
     const clientMessageId = crypto.randomUUID ? crypto.randomUUID() : `${Date.now()}-${Math.random()}`;
     try {
       if (!this.current) await this.newSession();
@@ -266,6 +273,14 @@ class App {
     } catch (err) {
       toast(err.code === "busy" ? "A turn is already running in this session." : `Could not send: ${err.message}`, "error");
     }
+  }
+
+  async setModel(model) {
+    if (!this.current) await this.newSession();
+    const session = await this.rpc.call("model/set", { sessionId: this.current.session.id, model });
+    this.current.session = { ...this.current.session, ...session };
+    this.renderSessionHeader();
+    this.current.note(`Model: ${session.provider}:${session.model}`, "info");
   }
 
   async stop() {

@@ -77,7 +77,7 @@ export class ModelsView {
         h("td", {}, p.keySource),
         h("td", { class: "muted" }, p.message)));
     this.el.append(table(["Provider", "State", "Key", "Details"], rows),
-      h("p", { class: "muted" }, `Keys are kept in ${status.credentialStore}. Connect a provider with `, h("code", {}, "cowork provider connect"), "."));
+      h("p", { class: "muted" }, `Keys are kept in ${status.credentialStore}. Connect a provider with `, h("code", {}, "/connect PROVIDER"), " in the REPL (", h("code", {}, "cowork"), ") or with its environment variable."));
   }
 }
 

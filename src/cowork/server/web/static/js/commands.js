@@ -1,0 +1,95 @@
+// Slash commands in the composer: the table the server sends in `initialize` (one for every client), the web's
+// part of it. A `/word` that names no command is refused here and never reaches the model; `/usr/bin …` is a message.
+import { h, toast } from "./dom.js";
+
+const WORD = /^\/[A-Za-z][\w-]*$/;
+
+export function isCommand(text) {
+  return WORD.test(text.trim().split(/\s/, 1)[0]);
+}
+
+export function webCommands(init) {
+  return ((init && init.commands) || []).filter((c) => c.clients.includes("web"));
+}
+
+function say(app, text, kind = "info") {
+  if (app.current) app.current.note(text, kind);
+  else toast(text, kind === "error" ? "error" : "info");
+}
+
+export async function runCommand(app, text) {
+  const [word, ...rest] = text.trim().split(/\s+/);
+  const name = word.slice(1).toLowerCase();
+  const arg = rest.join(" ");
+  const known = new Map(webCommands(app.init).map((c) => [c.name, c]));
+  if (!known.has(name)) {
+    say(app, `Unknown command /${name} — /help lists them. Nothing was sent.`, "warn");
+    return;
+  }
+  try {
+    switch (name) {
+      case "help":
+        if (!app.current) await app.newSession();
+        app.current.add(h("div", { class: "note note-help", "data-testid": "note-help" },
+          h("table", {}, [...known.values()].map((c) => h("tr", {}, h("td", {}, h("code", {}, c.usage)), h("td", { class: "muted" }, c.summary))))));
+        break;
+      case "new":
+      case "clear":
+        await app.newSession();
+        break;
+      case "sessions":
+        app.search.focus();
+        break;
+      case "model":
+        if (!arg) app.show("models");
+        else await app.setModel(arg);
+        break;
+      case "network":
+      case "yolo":
+        if (!app.current || !["on", "off"].includes(arg)) {
+          say(app, `Usage: /${name} on|off`, "warn");
+          break;
+        }
+        app.current.session = { ...app.current.session, ...(await app.rpc.call("session/update", { sessionId: app.current.session.id, [name]: arg === "on" })) };
+        app.renderSessionHeader();
+        say(app, name === "yolo" && arg === "on" ? "YOLO on: approvals and the sandbox are OFF for this session." : `${name} ${arg}`, arg === "on" ? "warn" : "info");
+        break;
+      case "usage":
+        app.show("usage");
+        break;
+      default:
+        say(app, `/${name} is not available in the web UI; use the REPL (cowork).`, "warn");
+    }
+  } catch (err) {
+    say(app, err.message, "error");
+  }
+}
+
+// The menu of matching commands while the composer starts with `/`.
+export function commandMenu(app, input) {
+  const menu = h("div", { class: "slash-menu", "data-testid": "slash-menu", hidden: true });
+  const update = () => {
+    const text = input.value;
+    menu.replaceChildren();
+    if (!text.startsWith("/") || /\s/.test(text)) {
+      menu.hidden = true;
+      return;
+    }
+    const matches = webCommands(app.init).filter((c) => `/${c.name}`.startsWith(text.toLowerCase()));
+    for (const c of matches) {
+      const item = h("button", { class: "slash-item", type: "button", "data-testid": "slash-item" },
+        h("code", {}, c.usage), " ", h("span", { class: "muted" }, c.summary));
+      item.addEventListener("mousedown", (e) => {
+        e.preventDefault();
+        input.value = `/${c.name} `;
+        input.focus();
+        update();
+      });
+      menu.append(item);
+    }
+    menu.hidden = !matches.length;
+  };
+  input.addEventListener("input", update);
+  input.addEventListener("blur", () => (menu.hidden = true));
+  return menu;
+}
