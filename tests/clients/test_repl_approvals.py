@@ -75,6 +75,9 @@ def test_an_edit_shows_its_diff_and_allow_for_the_session_stops_asking(
     transcript = screen(child)
     assert transcript.count("approve?") == 2  # the second touch did not ask
     assert "+BETA" in transcript.split("Allow?")[-1] or "+BETA" in transcript  # the change's diff under the result
+    child.send("/diff\r")
+    child.expect("modified.{0,20}notes\\.txt")
+    child.expect(PROMPT)
     quit_(child)
 
 

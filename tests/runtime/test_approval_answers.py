@@ -203,3 +203,18 @@ async def test_an_edit_shows_its_diff_before_and_after(
     assert results["edit"].diff is not None and "-beta\n+BETA\n" in results["edit"].diff
     assert results["write"].diff is not None and "+print('hi')\n" in results["write"].diff
     assert (workspace / "notes.txt").read_text(encoding="utf-8") == "alpha\nBETA\ngamma\n"
+
+    # What the session changed, file by file, against each file before its first change.
+    changed = await core.runtime.session_diff(sid)
+    by_path = {c.path: c for c in changed.files}
+    assert set(by_path) == {"notes.txt", "new/hello.py"} and not changed.truncated
+    assert by_path["notes.txt"].status == "modified" and "-beta\n+BETA\n" in by_path["notes.txt"].diff
+    assert (by_path["notes.txt"].additions, by_path["notes.txt"].deletions) == (1, 1)
+    assert by_path["new/hello.py"].status == "added"
+    # A file put back as it was drops out; a deleted one shows as deleted.
+    (workspace / "notes.txt").write_text("alpha\nbeta\ngamma\n", encoding="utf-8")
+    (workspace / "new" / "hello.py").unlink()
+    assert [c.path for c in (await core.runtime.session_diff(sid)).files] == []
+    with pytest.raises(ProtocolError) as missing:
+        await core.runtime.session_diff("ses_missing")
+    assert missing.value.code == ErrorCode.SESSION_NOT_FOUND

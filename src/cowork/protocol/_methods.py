@@ -87,7 +87,6 @@ __all__ = [
     "PublicConfig",
     "RespondResult",
     "ServerInfo",
-    "SessionCompactResult",
     "SessionCreateParams",
     "SessionDiffResult",
     "SessionGetParams",
@@ -423,14 +422,6 @@ class SessionDiffResult(WireModel):
     truncated: bool = Field(default=False, description="Some diffs were cut, or more files changed than listed.")
 
 
-class SessionCompactResult(WireModel):
-    compacted: bool = Field(description="False when there was too little history to compress.")
-    summarized_messages: int = 0
-    kept_messages: int = 0
-    tokens_before: int = 0
-    tokens_after: int = 0
-
-
 class EventsReplayParams(Params):
     session_id: str = _ID
     after_seq: Count = 0
@@ -469,7 +460,21 @@ METHODS: dict[str, MethodSpec] = {
         ),
         _spec("ping", EmptyParams, PingResult, "Liveness check."),
         _spec("session/create", SessionCreateParams, SessionInfo, "Create a session.", "workspace_not_found"),
-        _spec("session/list", SessionListParams, SessionListResult, "List sessions, newest first."),
+        _spec(
+            "session/list",
+            SessionListParams,
+            SessionListResult,
+            "List sessions, newest first (only one folder's with `workspace`; without empty ones with "
+            "`includeEmpty: false`).",
+        ),
+        _spec(
+            "session/diff",
+            SessionRef,
+            SessionDiffResult,
+            "What the session's `edit` and `write` calls changed: each file against its text before the session's "
+            "first change to it (shell commands are not tracked).",
+            "session_not_found",
+        ),
         _spec(
             "session/update",
             SessionUpdateParams,

@@ -11,6 +11,7 @@ import asyncio
 import functools
 import logging
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import assert_never
 
@@ -28,7 +29,7 @@ from cowork.policy import decide as decide_approval
 from cowork.prompts import gather_prompt_extras
 from cowork.protocol import ErrorCode, ErrorSource, LogLine, OperationStatus, ProtocolError, ToolCallStatus, ToolResult
 from cowork.sessions import SessionFlags
-from cowork.store import Connection
+from cowork.store import Connection, repos
 from cowork.tools import ToolContext, ToolError, run_tool
 from cowork.tools._diffs import DIFF_TOOLS, change_diff, preview_change, snapshot
 from cowork.tools._fsutil import run_blocking
@@ -247,6 +248,12 @@ class OperationRunner(ModelSteps, HumanSteps):
         if entry.name in DIFF_TOOLS and entry.invalid_arguments is None:
             ctx = self._tool_context(entry)
             before = await run_blocking(lambda: snapshot(entry.name, entry.arguments, ctx))
+            if before is not None:
+                # The file's text before the session's first change to it, for `session/diff`: kept first.
+                sid, path, text, now = self.state.session_id, str(before[0]), before[1], datetime.now(UTC)
+                await self._emit(
+                    None, lambda conn: repos.session_files.remember(conn, sid, path, text, now=now), urgent=True
+                )
         content, is_error = await self._invoke(entry)
         diff = None
         if before is not None and not is_error:

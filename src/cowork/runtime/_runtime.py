@@ -8,6 +8,9 @@ cancels, recovers and reads them, `_subagents` runs child operations.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import anyio.to_thread
 
 from cowork.models import ModelSelector
 from cowork.policy import ToolOverride
@@ -18,6 +21,7 @@ from cowork.protocol import (
     OperationStatus,
     PendingRequests,
     RespondResult,
+    SessionDiffResult,
     TurnRetryParams,
     TurnRetryResult,
     TurnStartParams,
@@ -26,6 +30,7 @@ from cowork.protocol import (
     TurnSteerResult,
 )
 from cowork.sessions import SessionService, SessionSettings, TodoList
+from cowork.store import repos
 from cowork.tools import ToolRegistry
 
 from ._answers import Answers
@@ -67,6 +72,7 @@ class Runtime:
         overrides: the user's per-tool policy overrides, read at every approval decision.
         """
         self.router = router
+        self._sessions = sessions
 
         async def set_todos(state: OperationState, items: list[dict[str, str]]) -> None:
             await todos.set(state.session_id, state.id, items)
@@ -143,6 +149,20 @@ class Runtime:
 
     async def pending(self, session_id: str) -> PendingRequests:
         return await self.lifecycle.pending(session_id)
+
+    async def session_diff(self, session_id: str) -> SessionDiffResult:
+        """`session/diff`: what the session's edits and writes changed in its files, against each file before the
+        session's first change to it (shell commands are not tracked).
+
+        Raises:
+            ProtocolError: `session_not_found`.
+        """
+        from cowork.tools._diffs import changes_since
+
+        session = await self._sessions.get_row(session_id)
+        rows = await self.operations.deps.db.read(lambda conn: repos.session_files.baselines(conn, session_id))
+        changes, cut = await anyio.to_thread.run_sync(changes_since, rows, Path(session.workspace))
+        return SessionDiffResult(files=changes, truncated=cut)
 
     async def operation_info(self, operation_id: str, *, with_calls: bool = True) -> OperationInfo:
         """Raises: ProtocolError `operation_not_found`."""

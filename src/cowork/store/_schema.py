@@ -19,6 +19,7 @@ __all__ = [
     "metadata",
     "operation_inputs",
     "operations",
+    "session_files",
     "sessions",
     "settings",
     "tool_calls",
@@ -268,3 +269,15 @@ mcp_installs = sa.Table(
     sa.Column("updated_at", UTCDateTime, nullable=False),
     sa.Index("ix_mcp_installs_name", "name"),
 )
+
+
+session_files = sa.Table(
+    "session_files",
+    metadata,
+    sa.Column("session_id", sa.String(64), sa.ForeignKey("sessions.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("path", sa.Text, primary_key=True),
+    sa.Column("baseline", sa.Text),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+)
+"""Each file a session changed with `edit` or `write`, and its text before the first change (NULL: it did not
+exist), so `session/diff` can show what the session changed."""

@@ -12,10 +12,20 @@ import difflib
 from pathlib import Path
 from typing import Any
 
+from cowork.protocol import FileChange
 from cowork.tools._base import ToolContext, ToolError
 from cowork.tools._fsutil import SNIFF_BYTES, looks_binary
 
-__all__ = ["DIFF_TOOLS", "MAX_DIFF_CHARS", "change_diff", "file_text", "preview_change", "snapshot", "unified_diff"]
+__all__ = [
+    "DIFF_TOOLS",
+    "MAX_DIFF_CHARS",
+    "change_diff",
+    "changes_since",
+    "file_text",
+    "preview_change",
+    "snapshot",
+    "unified_diff",
+]
 
 MAX_DIFF_CHARS = 64 * 1024
 MAX_DIFF_SOURCE_BYTES = 2 * 1024 * 1024
@@ -135,3 +145,38 @@ def change_diff(before: tuple[Path, str | None], ctx: ToolContext) -> str | None
     if new == old:
         return None
     return unified_diff(old, new, _shown(path, ctx))
+
+
+def changes_since(baselines: list[tuple[str, str | None]], workspace: Path) -> tuple[list[FileChange], bool]:
+    """What changed in each file since its baseline: added, modified or deleted, with its diff; files back to
+    their baseline are left out. Returns the changes and whether some diff was cut or could not be read.
+
+    Blocking (reads every file): call it off the event loop.
+    """
+    root = workspace.resolve()
+    changes: list[FileChange] = []
+    cut = False
+    for raw, before in baselines:
+        path = Path(raw)
+        shown = str(path.relative_to(root)) if path.is_relative_to(root) else raw
+        try:
+            after = file_text(path)
+        except _NoText:
+            changes.append(FileChange(path=shown, status="modified", diff="(not text, or too large to show)\n"))
+            cut = True
+            continue
+        if after == before:
+            continue
+        diff = unified_diff(before, after, shown)
+        cut = cut or diff.endswith("KB)\n")
+        lines = diff.splitlines()
+        changes.append(
+            FileChange(
+                path=shown,
+                status="added" if before is None else "deleted" if after is None else "modified",
+                diff=diff,
+                additions=sum(1 for line in lines if line.startswith("+") and not line.startswith("+++")),
+                deletions=sum(1 for line in lines if line.startswith("-") and not line.startswith("---")),
+            )
+        )
+    return changes, cut

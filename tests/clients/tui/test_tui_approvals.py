@@ -59,6 +59,8 @@ async def test_an_edit_approval_shows_the_diff_and_allow_for_session_stops_askin
         assert (workspace / "one.txt").exists() and (workspace / "two.txt").exists()
         edited = next(line for line in app.query(ToolCallLine) if line.call.name == "edit")
         assert edited.result is not None and edited.result.diff and not edited.collapsed
+        await send(pilot, "/diff")
+        await until(pilot, lambda: "modified notes.txt" in chat_text(app))
 
 
 async def test_a_dangerous_call_is_red_and_enter_rejects_it(

@@ -58,11 +58,13 @@ from cowork.protocol import (
     ReceivedEvent,
     Route,
     SessionCreateParams,
+    SessionDiffResult,
     SessionGetParams,
     SessionGetResult,
     SessionInfo,
     SessionListParams,
     SessionListResult,
+    SessionRef,
     SessionUpdated,
     SessionUpdateParams,
     Todos,
@@ -432,6 +434,7 @@ class Repl:
             "/new": self._new,
             "/clear": self._new,
             "/sessions": self._list_sessions,
+            "/diff": self._diff,
             "/resume": self._resume_command,
             "/model": self._model,
             "/continue": lambda _arg: self.resume_last(),
@@ -550,6 +553,25 @@ class Repl:
                 expand=False,
             )
         )
+
+    async def _diff(self, _arg: str) -> None:
+        """What this session's edits and writes changed, file by file."""
+        assert self.session is not None
+        result: SessionDiffResult = await self.rpc.request("session/diff", SessionRef(session_id=self.session.id))
+        if not result.files:
+            self.console.print(
+                Text("No changes by this session (edits and writes; shell commands are not tracked).", style="dim")
+            )
+            return
+        for change in result.files:
+            self.console.print(
+                Text.assemble(
+                    (f"{change.status} ", "bold"),
+                    (clean(change.path), "bold cyan"),
+                    (f"  +{change.additions} -{change.deletions}", "dim"),
+                )
+            )
+            self.console.print(diff_text(change.diff, 200))
 
     async def _list_sessions(self, arg: str) -> None:
         """This folder's sessions that have a message (`--all`: every folder's, with the folder)."""

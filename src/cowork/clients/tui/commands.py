@@ -12,8 +12,10 @@ from rich.text import Text
 from cowork.clients import format as fmt
 from cowork.protocol import (
     SLASH_COMMANDS,
+    SessionDiffResult,
     SessionListParams,
     SessionListResult,
+    SessionRef,
     SessionUpdateParams,
     SlashCommand,
     ToolListResult,
@@ -63,6 +65,8 @@ async def run_command(app: CoworkApp, text: str) -> None:
         await _switch(app, name, arg)
     elif name == "tools":
         await _tools(app)
+    elif name == "diff":
+        await _diff(app)
     elif name == "usage":
         usage = app.state.usage
         line = f"This session: {usage.input_tokens:,} tokens in · {usage.output_tokens:,} out · "
@@ -85,6 +89,27 @@ async def _resume(app: CoworkApp, arg: str) -> None:
         await app.chat.note(Text(f"No session {arg!r} — /sessions lists them.", style="yellow"))
     else:
         await app.show_session(target)
+
+
+async def _diff(app: CoworkApp) -> None:
+    if app.session is None:
+        return
+    result: SessionDiffResult | None = await app._guarded(
+        app._call("session/diff", SessionRef(session_id=app.session.id))
+    )
+    if result is None:
+        return
+    if not result.files:
+        await app.chat.note(Text("No changes by this session (edits and writes).", style="dim"))
+        return
+    body = Text()
+    for change in result.files:
+        body.append(
+            f"{change.status} {fmt.clean(change.path)}  +{change.additions} -{change.deletions}\n", style="bold"
+        )
+        body.append_text(fmt.diff_text(change.diff, 200))
+        body.append("\n")
+    await app.chat.note(body)
 
 
 async def _tools(app: CoworkApp) -> None:

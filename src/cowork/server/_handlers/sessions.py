@@ -11,6 +11,7 @@ from cowork.protocol import (
     EventsReplayResult,
     RespondResult,
     SessionCreateParams,
+    SessionDiffResult,
     SessionGetParams,
     SessionGetResult,
     SessionInfo,
@@ -38,6 +39,7 @@ __all__ = [
     "ask_respond",
     "events_replay",
     "session_create",
+    "session_diff",
     "session_get",
     "session_list",
     "session_subscribe",
@@ -54,6 +56,10 @@ async def session_create(core: Core, peer: Peer | None, params: SessionCreatePar
     if params.provider is not None:
         core.selector.preset(params.provider)  # raises unknown_provider before anything is created
     return await core.sessions.create(params)
+
+
+async def session_diff(core: Core, peer: Peer | None, params: SessionRef) -> SessionDiffResult:
+    return await core.runtime.session_diff(params.session_id)
 
 
 async def session_list(core: Core, peer: Peer | None, params: SessionListParams) -> SessionListResult:

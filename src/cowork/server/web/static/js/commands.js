@@ -1,6 +1,6 @@
 // Slash commands in the composer: the table the server sends in `initialize` (one for every client), the web's
 // part of it. A `/word` that names no command is refused here and never reaches the model; `/usr/bin …` is a message.
-import { h, toast } from "./dom.js";
+import { diffView, h, toast } from "./dom.js";
 
 const WORD = /^\/[A-Za-z][\w-]*$/;
 
@@ -57,6 +57,20 @@ export async function runCommand(app, text) {
       case "usage":
         app.show("usage");
         break;
+      case "diff": {
+        if (!app.current) {
+          say(app, "No session yet.", "warn");
+          break;
+        }
+        const result = await app.rpc.call("session/diff", { sessionId: app.current.session.id });
+        if (!result.files.length) {
+          say(app, "No changes by this session (edits and writes).");
+          break;
+        }
+        app.current.add(h("div", { class: "note note-diff", "data-testid": "session-diff" },
+          result.files.map((f) => [h("div", { class: "diff-file" }, h("strong", {}, `${f.status} ${f.path}`), ` +${f.additions} −${f.deletions}`), diffView(f.diff, "file-diff")])));
+        break;
+      }
       default:
         say(app, `/${name} is not available in the web UI; use the REPL (cowork).`, "warn");
     }
