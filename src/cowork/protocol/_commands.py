@@ -40,7 +40,7 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     _cmd("continue", "/continue", "resume this session's interrupted or paused turn", _REPL),
     _cmd("model", "/model [provider:model | auto]", "show or switch the model (auto: the router picks per turn)"),
     _cmd("diff", "/diff", "what this session's edits changed in the folder"),
-    _cmd("cwd", "/cwd [DIR]", "show the session's folder, or start a new session in DIR", _TERMINAL),
+    _cmd("cwd", "/cwd [DIR]", "show the session's folder, or start a new session in DIR", _REPL),
     _cmd(
         "tools", "/tools [NAME always|never|inherit]", "list tools and when they ask, or set when one asks", _TERMINAL
     ),
@@ -69,7 +69,7 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
         "try harder: run the last turn again on the next stronger model (shows the cost first)",
         _REPL,
     ),
-    _cmd("quit", "/quit", "exit (Ctrl-D also works)", _TERMINAL),
+    _cmd("quit", "/quit", "exit", _TERMINAL),
 )
 
 _BY_NAME = {command.name: command for command in SLASH_COMMANDS}

@@ -19,6 +19,7 @@ from cowork.protocol import (
     SessionUpdateParams,
     SlashCommand,
     ToolListResult,
+    ToolSetPolicyParams,
 )
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ async def run_command(app: CoworkApp, text: str) -> None:
     elif name in ("network", "yolo"):
         await _switch(app, name, arg)
     elif name == "tools":
-        await _tools(app)
+        await _tools(app, arg)
     elif name == "diff":
         await _diff(app)
     elif name == "usage":
@@ -112,7 +113,16 @@ async def _diff(app: CoworkApp) -> None:
     await app.chat.note(body)
 
 
-async def _tools(app: CoworkApp) -> None:
+async def _tools(app: CoworkApp, arg: str) -> None:
+    if arg:
+        name, _, policy = arg.partition(" ")
+        if policy.strip() not in ("always", "never", "inherit"):
+            await app.chat.note(Text("Usage: /tools [NAME always|never|inherit]", style="yellow"))
+            return
+        params = ToolSetPolicyParams.model_validate({"name": name, "policy": policy.strip()})
+        if await app._guarded(app._call("tool/setPolicy", params)) is not None:
+            await app.chat.note(Text(f"{name}: {policy.strip()}", style="dim"))
+        return
     result: ToolListResult | None = await app._guarded(app._call("tool/list", None))
     if result is None:
         return
