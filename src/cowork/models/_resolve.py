@@ -169,7 +169,7 @@ class ModelSelector:
         where = f" (get one at {preset.key_url})" if preset.key_url else ""
         return (
             f"Provider {preset.name!r} needs an API key{where}: connect it with /connect {preset.id} "
-            f"(provider/connect) or set {names}, then start a new turn; or switch to another provider with /model."
+            f"or set {names}, then start a new turn; or switch to another provider with /model."
         )
 
     def resolve(self, provider: str | None, model: str | None) -> ModelTarget:
