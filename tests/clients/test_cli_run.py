@@ -163,6 +163,7 @@ def test_yolo_runs_without_asking(server: ServerProcess, mock_llm: MockLLMServer
     )
     result = cowork_run(server, "--json", "--yolo", "mark it")
     assert result.returncode == 0, result.stderr
+    assert "--yolo: approvals and the sandbox are OFF" in result.stderr  # said loudly, and not on stdout
     events, outcome = transcript(result.stdout)
     assert "approval_requested" not in kinds(events)
     assert marks.read_text(encoding="utf-8") == "mark y\n"

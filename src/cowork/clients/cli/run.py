@@ -196,6 +196,12 @@ class _Run:
             )
         if options.model:
             session = await self.rpc.request("model/set", ModelSetParams(session_id=session.id, model=options.model))
+        if options.yolo:
+            print(
+                "cowork run: --yolo: approvals and the sandbox are OFF for this session; commands run unconfined.",
+                file=sys.stderr,
+                flush=True,
+            )
         return session
 
     # -- the turn -------------------------------------------------------------------------------------------------
