@@ -102,7 +102,7 @@ def test_enter_rejects_a_dangerous_call_and_the_rejection_shows_once(
 def test_slash_commands_never_reach_the_model(
     workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
-    mock_llm.set_script([MockResponse(text="A path, then: \x1b]0;pwned\x07\x1b[31mred")])
+    mock_llm.set_script([MockResponse(text="A path, then: \x1b]0;pwned\x07\x1b[31mred")] * 2)
     child = start(workspace, mock_llm, cli_env, tmp_path)
     child.send("/help\r")
     child.expect("/clear")
@@ -118,6 +118,10 @@ def test_slash_commands_never_reach_the_model(
     # The model's escape sequences are shown, not obeyed.
     raw = child.before if isinstance(child.before, str) else ""
     assert "\x1b]0;pwned" not in raw and "pwned" in screen(child)
+    child.send("two\x1b\rlines\r")  # Alt-Enter (Esc, Enter) puts a newline in the message
+    child.expect("A path, then")  # the looping script answers again
+    child.expect(PROMPT)
+    assert mock_llm.requests[-1].last_user_text == "two\nlines"
     child.send("/sessions\r")
     child.expect("/usr/bin is slow")
     child.expect(PROMPT)

@@ -1,4 +1,4 @@
-"""Reading keys while a turn runs: typed text becomes steering input, Ctrl-C cancels."""
+"""Reading keys while a turn runs (typed text becomes steering input, Ctrl-C cancels), and the prompt's own keys."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from prompt_toolkit.input import Input, create_input
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
 
-__all__ = ["KeyReader", "LineEditor"]
+__all__ = ["KeyReader", "LineEditor", "prompt_bindings"]
 
 
 @dataclass
@@ -76,3 +77,19 @@ class KeyReader:
         finally:
             if running:
                 self.start()
+
+
+def prompt_bindings() -> KeyBindings:
+    """The prompt's own keys: Alt-Enter (Esc then Enter in most terminals) inserts a newline, so a message can have
+    several lines; Ctrl-L clears the screen and keeps what was typed."""
+    bindings = KeyBindings()
+
+    @bindings.add("escape", "enter")
+    def _newline(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text("\n")
+
+    @bindings.add("c-l")
+    def _clear(event: KeyPressEvent) -> None:
+        event.app.renderer.clear()
+
+    return bindings

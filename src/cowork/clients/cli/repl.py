@@ -85,7 +85,7 @@ from cowork.protocol import (
 )
 
 from .completion import SlashCompleter
-from .keys import KeyReader, LineEditor
+from .keys import KeyReader, LineEditor, prompt_bindings
 from .mcp_cmds import MCP_HELP, run_mcp_command
 from .models_cmds import run_model_command
 from .render import TurnView, print_error
@@ -658,7 +658,10 @@ async def _main_loop(repl: Repl) -> int:
             COMMANDS, names=repl.known_names, cwd=lambda: Path(repl.session.workspace if repl.session else ".")
         )
         prompt: PromptSession[str] = PromptSession(
-            history=FileHistory(str(cowork_home() / "history")), completer=completer
+            history=FileHistory(str(cowork_home() / "history")),
+            completer=completer,
+            key_bindings=prompt_bindings(),
+            prompt_continuation="  ",
         )
         armed = False  # the previous key was Ctrl-C (at the prompt, or cancelling a turn): one more exits
         while True:
