@@ -28,4 +28,7 @@ fi
 
 # Bytecode is compiled at install time: some machines set PYTHONDONTWRITEBYTECODE, and every process
 # (each server a test starts) would otherwise compile a few thousand modules from source.
+if [ ! -x "$UV_PROJECT_ENVIRONMENT/bin/python" ]; then
+  echo "cowork: installing Python dependencies into .venv/ (first run, about a minute)…" >&2
+fi
 "$UV" sync --frozen --quiet --compile-bytecode --project "$ROOT"
