@@ -66,6 +66,13 @@ async def test_turn_with_approval_question_todos_and_sessions(
     await expect(answer).to_contain_text("<b>not bold</b>")  # escaped, never markup
     await expect(answer).not_to_have_class("streaming")
     assert mock_llm.requests[-1].last_tool_results[0]["content"] == "blue"
+    # The code block's copy button puts exactly its code on the clipboard.
+    await context.grant_permissions(["clipboard-read", "clipboard-write"])
+    copy = answer.get_by_test_id("copy-code")
+    await copy.click()
+    await expect(copy).to_have_text("Copied")
+    copied = await page.evaluate("navigator.clipboard.readText()")
+    assert copied == "def main():\n    return 42  # answer"
 
     # Tool calls expand to their arguments and result.
     mark = page.locator("[data-testid=tool-call][data-tool=mark]")

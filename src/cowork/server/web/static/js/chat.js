@@ -3,6 +3,22 @@
 import { append, clear, diffView, h, json, money, toast } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 
+// A button that copies a code block's text (not its language label) to the clipboard.
+function copyButton(pre) {
+  const button = h("button", { class: "copy", type: "button", "data-testid": "copy-code", title: "Copy" }, "Copy");
+  button.addEventListener("click", async () => {
+    const code = pre.querySelector("code");
+    try {
+      await navigator.clipboard.writeText(code ? code.textContent : pre.textContent);
+      button.textContent = "Copied";
+    } catch {
+      button.textContent = "Copy failed";
+    }
+    setTimeout(() => (button.textContent = "Copy"), 1500);
+  });
+  return button;
+}
+
 const TERMINAL = new Set(["done", "error", "cancelled", "interrupted"]);
 const RESUMABLE_GUARDRAILS = new Set(["budget_exceeded", "max_steps", "stuck", "cost_cap", "error_rate", "checkin"]);
 
@@ -208,7 +224,9 @@ export class SessionView {
   }
 
   renderBubble(b) {
+    // (copy buttons only once the answer is final: a streaming block is still changing)
     b.body.innerHTML = renderMarkdown(b.text); // escaped by the renderer
+    if (b.final) for (const pre of b.body.querySelectorAll("pre.code")) pre.append(copyButton(pre));
     b.el.classList.toggle("streaming", !b.final);
     b.el.hidden = !b.text && !b.reasoningText;
     if (this.transcript.scrollHeight - this.transcript.scrollTop - this.transcript.clientHeight < 200) {
