@@ -169,7 +169,7 @@ async def test_model_list_has_the_servers_models_the_catalog_and_the_router(
     }
     # OPENAI_BASE_URL points at a server of one's own: its models are what it serves, not OpenAI's catalog.
     # (The mock plays both servers here, so its /v1/models lists the Ollama model.)
-    assert [m["id"] for m in result["models"] if m["provider"] == "openai"] == ["qwen3:8b"]
+    assert [m["id"] for m in result["models"] if m["provider"] == "openai"] == ["qwen3:8b", *mock.models]
     assert model_entry(result, "openai", "gpt-6.1-sol") is None
     served = model_entry(result, "openai", "qwen3:8b")
     assert served is not None and (served["source"], served["local"]) == ("server", False)

@@ -321,10 +321,12 @@ class MockLLMServer:
         ollama = self._ollama_models
         if anthropic:
             return JSONResponse(_anthropic_models([model.tagged_name for model in ollama] or self.models))
-        if ollama:
-            return JSONResponse(_ollama.openai_models_body(ollama))
         created = int(time.time())
         data = [{"id": name, "object": "model", "created": created, "owned_by": "mockllm"} for name in self.models]
+        if ollama:
+            # Ollama's OpenAI-compatible list first; the mock answers any model name, so its own are served too.
+            body = _ollama.openai_models_body(ollama)
+            return JSONResponse({**body, "data": [*body["data"], *data]})
         return JSONResponse({"object": "list", "data": data})
 
     async def _gemini_models(self, request: Request) -> Response:
