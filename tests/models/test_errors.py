@@ -335,3 +335,15 @@ async def test_the_sdk_makes_one_attempt(mock_llm: MockLLMServer, family: str) -
         await cache.aclose()
     assert run.error is not None and run.error.code == C.PROVIDER_UNAVAILABLE
     assert len(mock_llm.requests) == 1
+
+
+def test_an_unreachable_provider_is_named_by_its_url() -> None:
+    error = map_provider_error(
+        ModelConnectionError("mock-model", "Connection error.", phase="connect"), base_url="http://127.0.0.1:9/v1"
+    )
+    assert error.code == ErrorCode.PROVIDER_UNAVAILABLE
+    assert "Could not reach the model provider at http://127.0.0.1:9/v1" in error.message
+    assert error.details == {"baseUrl": "http://127.0.0.1:9/v1"}
+    # A server that answered (with a status) is not "unreachable": the generic message stays.
+    answered = map_provider_error(ModelHTTPError(502, "mock-model"), base_url="http://127.0.0.1:9/v1")
+    assert "Could not reach" not in answered.message

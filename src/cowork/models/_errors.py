@@ -76,8 +76,12 @@ def retry_after_of(exc: BaseException) -> float | None:
     return float(value) if value is not None and value >= 0 else None
 
 
-def map_provider_error(exc: BaseException) -> ProtocolError:
-    """Turn a provider failure into a stable error code with a message a person can act on."""
+def map_provider_error(exc: BaseException, *, base_url: str | None = None) -> ProtocolError:
+    """Turn a provider failure into a stable error code with a message a person can act on.
+
+    `base_url`: where the request went; named when the provider could not be reached, so the person can tell a
+    wrong URL from a server that is down (and the model provider from the Cowork server).
+    """
     code = _code_of(exc)
     status = exc.status_code if isinstance(exc, ModelHTTPError) else None
     detail = str(exc).rstrip(".")
@@ -88,6 +92,15 @@ def map_provider_error(exc: BaseException) -> ProtocolError:
     retry_after = retry_after_of(exc)
     if retry_after is not None:
         details["retryAfter"] = retry_after
+    if code == ErrorCode.PROVIDER_UNAVAILABLE and base_url and status is None:
+        details["baseUrl"] = base_url
+        return ProtocolError(
+            code,
+            f"Could not reach the model provider at {base_url} ({detail}). Is that server running, and is the URL "
+            "right? Try again shortly.",
+            source=ErrorSource.PROVIDER,
+            details=details,
+        )
     return ProtocolError(
         code,
         f"The model provider failed: {detail}. {hint}".strip(),

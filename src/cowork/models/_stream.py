@@ -106,7 +106,7 @@ async def stream_model(
                     yield delta
             response = stream.get()
     except (ModelAPIError, UnexpectedModelBehavior) as exc:
-        raise map_provider_error(exc) from exc
+        raise map_provider_error(exc, base_url=getattr(model, "base_url", None)) from exc
     yield Finished(response)
 
 
