@@ -228,6 +228,9 @@ def test_no_provider_exits_4(home: Path, workspace: Path) -> None:
     outcome = json.loads(result.stdout.splitlines()[-1])
     assert outcome["outcome"] == "no_provider" and outcome["error"]["code"] == "no_provider"
     assert "OPENAI_API_KEY" in result.stderr
+    # Not a terminal: one `code: message` line, not a panel hard-wrapped at 80 columns.
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("no_provider: ")]
+    assert line == f"no_provider: {outcome['error']['message']}" and len(line) > 80
 
 
 def test_ctrl_c_cancels_the_turn_and_exits_130(server: ServerProcess, mock_llm: MockLLMServer) -> None:

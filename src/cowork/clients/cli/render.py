@@ -55,6 +55,10 @@ def _markdown(text: str) -> RenderableType:
 
 
 def print_error(console: Console, code: str, message: str) -> None:
+    """A red panel on a terminal; one unwrapped `code: message` line when the output goes to a file or a pipe."""
+    if not console.is_terminal:
+        console.print(Text(f"{code}: {message}"), soft_wrap=True)
+        return
     console.print(Panel(Text(message), title=f"[bold red]{code}[/]", border_style="red", expand=False))
 
 

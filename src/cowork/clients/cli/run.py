@@ -138,7 +138,7 @@ class _Stop(Exception):
 class _Run:
     options: RunOptions
     out: IO[str] = field(default_factory=lambda: sys.stdout)
-    notes: Console = field(default_factory=lambda: SafeConsole(stderr=True))
+    notes: Console = field(default_factory=lambda: SafeConsole(stderr=True, soft_wrap=not sys.stderr.isatty()))
     client: RpcClient | None = None
     session: SessionInfo | None = None
     operation_id: str | None = None
