@@ -31,6 +31,14 @@ def test_money_and_todos() -> None:
     assert fmt.cost(0.0, known=False) == "price unknown"
     assert fmt.cost(0.0123, known=False) == "$0.0123 + price unknown"
     assert fmt.cost(0.0123, known=True) == "$0.0123"
+
+
+def test_shortening_never_cuts_a_word() -> None:
+    text = "Read a file from the workspace, with line numbers, paging through large ones"
+    short = fmt.shorten(text, 40)
+    assert short == "Read a file from the workspace, with…" and len(short) <= 40
+    assert fmt.shorten("short  text\n here", 40) == "short text here"
+    assert fmt.shorten("x" * 50, 10) == "x" * 9 + "…"
     todos = [Todo(content="Read", status="completed"), Todo(content="Fix", status="in_progress", active_form="Fixing")]
     assert fmt.render_todos(todos, indent="  ").plain == "  ✔ Read\n  ◐ Fixing\n"
 

@@ -44,6 +44,7 @@ __all__ = [
     "result_size",
     "result_summary",
     "route",
+    "shorten",
     "summarize_arguments",
     "tool_interrupted",
     "unknown_event",
@@ -157,6 +158,15 @@ def unknown_event(p: UnknownPayload) -> Text:
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def shorten(text: str, width: int) -> str:
+    """`text` on one line, cut at a word boundary to fit `width` (with `…`), never mid-word."""
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1].rsplit(" ", 1)[0] if " " in text[: width - 1] else text[: width - 1]
+    return cut.rstrip(" ,;:.") + "…"
 
 
 def clean(text: str) -> str:

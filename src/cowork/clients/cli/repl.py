@@ -26,7 +26,7 @@ from rich.text import Text
 
 import cowork
 from cowork.clients.connection import RpcClient, RpcError, ServerAddress, cowork_home, ensure_server
-from cowork.clients.format import SafeConsole, clean, diff_text, render_todos, summarize_arguments
+from cowork.clients.format import SafeConsole, clean, diff_text, render_todos, shorten, summarize_arguments
 from cowork.protocol import (
     SLASH_COMMANDS,
     AgentSpawned,
@@ -494,7 +494,7 @@ class Repl:
         table = Table("tool", "side effects", "asks", "what it does")
         for tool in result.tools:
             asks = {"always": "always", "never": "never"}.get(tool.policy, "when risky" if tool.side_effects else "no")
-            table.add_row(tool.name, "yes" if tool.side_effects else "no", asks, tool.summary[:70])
+            table.add_row(tool.name, "yes" if tool.side_effects else "no", asks, shorten(clean(tool.summary), 70))
         self.console.print(table)
 
     async def _cwd(self, arg: str) -> None:
