@@ -180,12 +180,15 @@ async def test_switching_sessions(server: ServerProcess, workspace: Path, mock_l
         items = list(app.query(SessionItem))
         index = next(i for i, item in enumerate(items) if item.session.id == first.id)
         sessions = app.query_one(SessionList)
-        sessions.focus()
+        app.query_one("#sidebar").add_class("hidden")
+        await pilot.press("ctrl+b")  # the session switcher: the list shows and has the focus
+        await until(pilot, lambda: sessions.has_focus and not app.query_one("#sidebar").has_class("hidden"))
         sessions.index = index
         await pilot.press("enter")
         await until(pilot, lambda: app.session is not None and app.session.id == first.id)
         await until(pilot, lambda: "noted: alpha" in chat_text(app))
         assert "beta" not in chat_text(app)
+        await until(pilot, lambda: app.query_one("#prompt", Input).has_focus)  # back to typing
 
 
 async def test_pending_requests_from_before_it_connected_and_reconnect(

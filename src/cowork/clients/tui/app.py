@@ -158,7 +158,7 @@ class CoworkApp(App[int]):
     BINDINGS = [
         Binding("ctrl+n", "new_session", "New session"),
         Binding("ctrl+o", "pick_model", "Model"),
-        Binding("ctrl+b", "toggle_sidebar", "Sessions"),
+        Binding("ctrl+b", "switch_sessions", "Sessions"),
         Binding("ctrl+t", "toggle_panels", "Panels"),
         Binding("escape", "cancel_turn", "Cancel turn"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
@@ -528,6 +528,7 @@ class CoworkApp(App[int]):
             await self._refresh_sessions()
 
         await self._guarded(switch())
+        self.query_one("#prompt", Input).focus()  # back to typing in the session just opened
 
     @work(exclusive=True, group="switch")
     async def action_new_session(self) -> None:
@@ -567,6 +568,17 @@ class CoworkApp(App[int]):
     def commands(self) -> list[SlashCommand] | None:
         """The slash commands the server sent (None before `initialize`, or from an older server)."""
         return self.init.commands if self.init is not None and self.init.commands else None
+
+    def action_switch_sessions(self) -> None:
+        """Ctrl-B: to the sessions list (shown if it was hidden) to pick one with the arrows and Enter; pressed
+        again there, back to the prompt."""
+        sidebar = self.query_one("#sidebar")
+        sessions = self.query_one(SessionList)
+        if sessions.has_focus:
+            self.query_one("#prompt", Input).focus()
+            return
+        sidebar.remove_class("hidden")
+        sessions.focus()
 
     def action_toggle_sidebar(self) -> None:
         self.query_one("#sidebar").toggle_class("hidden")
