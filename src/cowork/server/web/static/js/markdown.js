@@ -1,5 +1,6 @@
-// A small, safe markdown renderer: the source is HTML-escaped before any markup is added, links are limited
-// to http(s)/mailto, and code blocks go through a tiny highlighter. Streaming text may end inside a fence.
+// Markdown through markdown-it (vendored, static/vendor/): raw HTML in the source is shown as text, never
+// rendered (the model's output is untrusted); links are limited to http(s)/mailto and open in a new tab; fenced
+// code goes through a tiny highlighter and gets its language label. Streaming text may end inside a fence.
 
 export function escapeHtml(text) {
   return String(text)
@@ -53,126 +54,36 @@ export function highlight(code, lang) {
   return out + escapeHtml(code.slice(last));
 }
 
-function safeUrl(url) {
-  return /^(https?:\/\/|mailto:)/i.test(url) ? url : null;
-}
-
-// Inline markup on one line of raw text. Code spans are cut out first so nothing inside them is touched.
-export function inline(raw) {
-  const parts = raw.split(/(`+[^`]*`+)/g);
-  return parts
-    .map((part, i) => {
-      if (i % 2 === 1) return `<code>${escapeHtml(part.replace(/^`+|`+$/g, ""))}</code>`;
-      let s = escapeHtml(part);
-      s = s.replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, (whole, label, url) => {
-        const href = safeUrl(url.replace(/&amp;/g, "&"));
-        return href ? `<a href="${escapeHtml(href)}" target="_blank" rel="noopener noreferrer">${label}</a>` : whole;
-      });
-      s = s.replace(/(^|[\s(])(https?:\/\/[^\s<)]+)/g, (whole, pre, url) => {
-        const href = url.replace(/&amp;/g, "&");
-        return `${pre}<a href="${escapeHtml(href)}" target="_blank" rel="noopener noreferrer">${url}</a>`;
-      });
-      s = s.replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>").replace(/__([^_]+)__/g, "<strong>$1</strong>");
-      s = s.replace(/(^|[^*])\*([^*\s][^*]*)\*/g, "$1<em>$2</em>").replace(/(^|\W)_([^_\s][^_]*)_(?=\W|$)/g, "$1<em>$2</em>");
-      s = s.replace(/~~([^~]+)~~/g, "<del>$1</del>");
-      return s;
-    })
-    .join("");
-}
-
 function codeBlock(lines, lang, open) {
   const cls = lang ? ` class="lang-${escapeHtml(lang)}"` : "";
   const label = lang ? `<span class="code-lang">${escapeHtml(lang)}</span>` : "";
   return `<pre class="code${open ? " streaming" : ""}">${label}<code${cls}>${highlight(lines.join("\n"), lang)}</code></pre>`;
 }
 
-function table(rows) {
-  const cells = (row) => row.replace(/^\s*\|/, "").replace(/\|\s*$/, "").split("|").map((c) => inline(c.trim()));
-  const head = cells(rows[0]);
-  const body = rows.slice(2).map(cells);
-  return `<table><thead><tr>${head.map((c) => `<th>${c}</th>`).join("")}</tr></thead><tbody>${body
-    .map((r) => `<tr>${r.map((c) => `<td>${c}</td>`).join("")}</tr>`)
-    .join("")}</tbody></table>`;
-}
+
+const md = window.markdownit({ html: false, linkify: true, typographer: false });
+md.validateLink = (url) => /^(https?:|mailto:)/i.test(url.trim());
+// Underscores never make emphasis: in code talk they are names (`__init__.py`, snake_case, URLs); *text* does.
+md.inline.ruler.before("emphasis", "literal_underscore", (state, silent) => {
+  if (state.src.charCodeAt(state.pos) !== 0x5f) return false;
+  if (!silent) state.pending += "_";
+  state.pos += 1;
+  return true;
+});
+const renderToken = (tokens, idx, options, env, self) => self.renderToken(tokens, idx, options);
+const linkOpen = md.renderer.rules.link_open || renderToken;
+md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
+  tokens[idx].attrSet("target", "_blank");
+  tokens[idx].attrSet("rel", "noopener noreferrer");
+  return linkOpen(tokens, idx, options, env, self);
+};
+md.renderer.rules.fence = (tokens, idx) => {
+  const token = tokens[idx];
+  const lang = token.info.trim().split(/\s+/)[0] || "";
+  return codeBlock(token.content.replace(/\n$/, "").split("\n"), lang, false);
+};
+md.renderer.rules.code_block = (tokens, idx) => codeBlock(tokens[idx].content.replace(/\n$/, "").split("\n"), "", false);
 
 export function renderMarkdown(source) {
-  const lines = String(source || "").replace(/\r\n?/g, "\n").split("\n");
-  const out = [];
-  let i = 0;
-  while (i < lines.length) {
-    const line = lines[i];
-    const fence = line.match(/^\s*(```+|~~~+)\s*([\w+#.-]*)/);
-    if (fence) {
-      const body = [];
-      i += 1;
-      while (i < lines.length && !lines[i].trim().startsWith(fence[1])) body.push(lines[i++]);
-      const open = i >= lines.length;
-      i += 1;
-      out.push(codeBlock(body, fence[2], open));
-      continue;
-    }
-    if (!line.trim()) {
-      i += 1;
-      continue;
-    }
-    const heading = line.match(/^(#{1,6})\s+(.*)$/);
-    if (heading) {
-      const n = heading[1].length;
-      out.push(`<h${n}>${inline(heading[2])}</h${n}>`);
-      i += 1;
-      continue;
-    }
-    if (/^\s*([-*_])(\s*\1){2,}\s*$/.test(line)) {
-      out.push("<hr>");
-      i += 1;
-      continue;
-    }
-    if (/^\s*\|.*\|\s*$/.test(line) && i + 1 < lines.length && /^\s*\|?[\s:|-]+\|?\s*$/.test(lines[i + 1]) && lines[i + 1].includes("-")) {
-      const rows = [];
-      while (i < lines.length && /^\s*\|.*\|\s*$/.test(lines[i])) rows.push(lines[i++]);
-      out.push(table(rows));
-      continue;
-    }
-    if (/^\s*>/.test(line)) {
-      const quoted = [];
-      while (i < lines.length && /^\s*>/.test(lines[i])) quoted.push(lines[i++].replace(/^\s*>\s?/, ""));
-      out.push(`<blockquote>${renderMarkdown(quoted.join("\n"))}</blockquote>`);
-      continue;
-    }
-    const bullet = /^\s*([-*+]|\d+[.)])\s+/;
-    if (bullet.test(line)) {
-      const ordered = /^\s*\d/.test(line);
-      const items = [];
-      while (i < lines.length && (bullet.test(lines[i]) || (/^\s{2,}\S/.test(lines[i]) && items.length))) {
-        if (bullet.test(lines[i])) items.push(lines[i].replace(bullet, ""));
-        else items[items.length - 1] += ` ${lines[i].trim()}`;
-        i += 1;
-      }
-      const tag = ordered ? "ol" : "ul";
-      const body = items
-        .map((item) => {
-          const task = item.match(/^\[( |x|X)\]\s+(.*)$/);
-          if (task) return `<li class="task">${task[1] === " " ? "☐" : "☑"} ${inline(task[2])}</li>`;
-          return `<li>${inline(item)}</li>`;
-        })
-        .join("");
-      out.push(`<${tag}>${body}</${tag}>`);
-      continue;
-    }
-    const para = [];
-    while (
-      i < lines.length &&
-      lines[i].trim() &&
-      !/^\s*(```|~~~|#{1,6}\s|>|[-*+]\s|\d+[.)]\s)/.test(lines[i])
-    ) {
-      para.push(inline(lines[i]));
-      i += 1;
-    }
-    if (!para.length) {
-      para.push(inline(lines[i]));
-      i += 1;
-    }
-    out.push(`<p>${para.join("<br>")}</p>`);
-  }
-  return out.join("\n");
+  return md.render(source);
 }
