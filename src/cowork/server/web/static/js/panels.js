@@ -76,8 +76,45 @@ export class ModelsView {
         h("td", {}, h("span", { class: `state state-${p.state}` }, p.state)),
         h("td", {}, p.keySource),
         h("td", { class: "muted" }, p.message)));
-    this.el.append(table(["Provider", "State", "Key", "Details"], rows),
-      h("p", { class: "muted" }, `Keys are kept in ${status.credentialStore}. Connect a provider with `, h("code", {}, "/connect PROVIDER"), " in the REPL (", h("code", {}, "cowork"), ") or with its environment variable."));
+    this.el.append(table(["Provider", "State", "Key", "Details"], rows), this.connectForm(status));
+  }
+
+  // Connect a provider: its key (a password field, sent once to the server, which keeps it in the credential
+  // store; the page never stores it) and/or a base URL; the server checks them first and saves nothing on failure.
+  connectForm(status) {
+    const provider = h("select", { "aria-label": "Provider", "data-testid": "connect-provider" },
+      status.providers.map((p) => h("option", { value: p.id }, p.name)));
+    const key = h("input", { type: "password", placeholder: "API key", autocomplete: "off", "aria-label": "API key", "data-testid": "connect-key" });
+    const url = h("input", { type: "url", placeholder: "Base URL (optional; for your own server)", "aria-label": "Base URL", "data-testid": "connect-url" });
+    const save = h("button", { class: "primary", "data-testid": "connect-save" }, "Connect");
+    const result = h("span", { class: "muted", "data-testid": "connect-result" });
+    save.addEventListener("click", async () => {
+      const params = { provider: provider.value };
+      if (key.value.trim()) params.apiKey = key.value.trim();
+      if (url.value.trim()) params.baseUrl = url.value.trim();
+      if (!params.apiKey && !params.baseUrl) {
+        result.textContent = "Enter a key or a base URL.";
+        return;
+      }
+      save.disabled = true;
+      result.textContent = "Checking…";
+      try {
+        const info = await this.app.rpc.call("provider/connect", params);
+        key.value = "";
+        result.textContent = `${info.name || info.id}: ${info.state}. ${info.message || ""}`;
+        toast(`Connected ${info.name || info.id}.`);
+        await this.load();
+      } catch (err) {
+        result.textContent = err.message; // nothing was saved
+      } finally {
+        save.disabled = false;
+      }
+    });
+    return h("div", { class: "connect", "data-testid": "connect-form" },
+      h("h2", {}, "Connect a provider"),
+      h("div", { class: "row" }, provider, key, url, save),
+      result,
+      h("p", { class: "muted" }, `Keys are kept in ${status.credentialStore}, never in the page or in config files.`));
   }
 }
 
