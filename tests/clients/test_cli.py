@@ -141,7 +141,7 @@ def test_sessions_models_and_resume(workspace: Path, mock_llm: MockLLMServer, cl
     child.expect("Model: anthropic:claude-test")
     child.expect(PROMPT)
     child.send("/new\r")
-    child.expect("New session (ses_\\w+)")
+    child.expect("New session in .* \\(saved with your first message\\)")
     child.expect(PROMPT)
     child.send("/sessions\r")
     child.expect("remember alpha")

@@ -5,6 +5,7 @@ text that cannot drive the terminal."""
 from __future__ import annotations
 
 import json
+import urllib.request
 from pathlib import Path
 
 import pexpect
@@ -132,3 +133,24 @@ def test_slash_commands_never_reach_the_model(
     child.expect("folder")
     child.expect(PROMPT)
     quit_(child)
+
+
+def test_opening_and_closing_the_repl_leaves_no_session_behind(
+    workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    child = start(workspace, mock_llm, cli_env, tmp_path)
+    child.send("/new\r")
+    child.expect("saved with your first message")
+    child.expect(PROMPT)
+    quit_(child)
+    home = Path(cli_env["COWORK_HOME"])
+    record = json.loads((home / "server.json").read_text(encoding="utf-8"))
+    token = (home / "auth" / "token").read_text(encoding="utf-8").strip()
+    body = {"jsonrpc": "2.0", "id": 1, "method": "session/list", "params": {"includeEmpty": True}}
+    request = urllib.request.Request(
+        record["url"] + "/rpc",
+        data=json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert json.loads(response.read())["result"]["sessions"] == []

@@ -27,12 +27,12 @@ async def test_connect_a_provider_with_a_key_and_a_url(
     await form.get_by_test_id("connect-url").fill("http://127.0.0.1:9/v1")  # nothing listens there
     await form.get_by_test_id("connect-save").click()
     await expect(form.get_by_test_id("connect-result")).not_to_have_text("Checking…")
-    await expect(page.locator('[data-testid=provider-row][data-provider=deepseek]')).to_contain_text("missing_key")
+    await expect(page.locator("[data-testid=provider-row][data-provider=deepseek]")).to_contain_text("missing_key")
 
     await form.get_by_test_id("connect-url").fill(mock_llm.openai_base_url)
     await form.get_by_test_id("connect-key").fill("sk-test-from-the-page")
     await form.get_by_test_id("connect-save").click()
-    row = page.locator('[data-testid=provider-row][data-provider=deepseek]')
+    row = page.locator("[data-testid=provider-row][data-provider=deepseek]")
     await expect(row).not_to_contain_text("missing_key")
     await expect(page.get_by_test_id("connect-key")).to_have_value("")  # not kept in the page
     await page.screenshot(path=str(artifacts / "connect.png"), full_page=True)

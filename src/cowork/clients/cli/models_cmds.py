@@ -134,6 +134,7 @@ async def provider(repl: Repl, arg: str) -> None:
 
 
 async def reasoning(repl: Repl, arg: str) -> None:
+    await repl.current()
     assert repl.session is not None
     if not arg:
         current = repl.session.reasoning_effort or "default"
@@ -172,6 +173,7 @@ def _budget_table(budgets: list[BudgetStatus]) -> Table:
 
 
 async def usage(repl: Repl, arg: str) -> None:
+    await repl.current()
     assert repl.session is not None
     session: SessionUsageResult = await repl.rpc.request(
         "session/usage", SessionUsageParams(session_id=repl.session.id)
@@ -219,6 +221,7 @@ async def budget(repl: Repl, arg: str) -> None:
 
 
 async def retry(repl: Repl, arg: str) -> None:
+    await repl.current()
     assert repl.session is not None
     tier = "same" if arg == "same" else "up"
     estimate: TurnRetryResult = await repl.rpc.request(

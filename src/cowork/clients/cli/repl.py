@@ -161,9 +161,17 @@ class Repl:
         return self.client
 
     async def new_session(self) -> None:
-        self.session = await self.rpc.request(
-            "session/create", SessionCreateParams(workspace=str(self.options.workspace), yolo=self.options.yolo)
-        )
+        """Start afresh in the current folder: the session itself is created with the first message (or the first
+        command that changes it), so opening and closing the REPL leaves no empty session behind."""
+        self.session = None
+
+    async def current(self) -> SessionInfo:
+        """The session, created now if this is its first use."""
+        if self.session is None:
+            self.session = await self.rpc.request(
+                "session/create", SessionCreateParams(workspace=str(self.options.workspace), yolo=self.options.yolo)
+            )
+        return self.session
 
     async def resume(self, session_id: str) -> None:
         result: SessionGetResult = await self.rpc.request("session/get", SessionGetParams(session_id=session_id))
@@ -194,14 +202,15 @@ class Repl:
             self.console.print(Text(f"⚠ {init.capabilities.sandbox_note}", style="bold yellow"))
         for warning in init.config.warnings:
             self.console.print(Text(f"⚠ {warning}", style="bold yellow"))
-        if self.session is not None and self.session.yolo:
+        if self.session.yolo if self.session is not None else self.options.yolo:
             self.yolo_banner()
 
     # -- turns ------------------------------------------------------------------------------------------------
 
     async def run_turn(self, text: str) -> None:
-        assert self.session is not None
         try:
+            await self.current()
+            assert self.session is not None
             started: TurnStartResult = await self.rpc.request(
                 "turn/start",
                 TurnStartParams(session_id=self.session.id, text=text, client_message_id=uuid.uuid4().hex),
@@ -405,7 +414,9 @@ class Repl:
 
     async def resume_last(self) -> None:
         """`/continue`: resume the session's interrupted (or paused) turn."""
-        assert self.session is not None
+        if self.session is None:
+            self.console.print(Text("Nothing to continue in this session.", style="dim"))
+            return
         session = await self.rpc.request("session/get", SessionGetParams(session_id=self.session.id))
         operation_id = session.session.active_operation_id or self._last_interrupted
         if operation_id is None:
@@ -470,8 +481,9 @@ class Repl:
         if self.session is not None:
             self.options = dataclasses.replace(self.options, workspace=Path(self.session.workspace))
         await self.new_session()
-        assert self.session is not None
-        self.console.print(Text(f"New session {self.session.id} in {self.session.workspace}", style="dim"))
+        self.console.print(
+            Text(f"New session in {self.options.workspace} (saved with your first message)", style="dim")
+        )
 
     async def _resume_command(self, arg: str) -> None:
         if not arg:
@@ -499,6 +511,10 @@ class Repl:
 
     async def _cwd(self, arg: str) -> None:
         """The workspace is fixed when a session is created, so a new folder means a new session there."""
+        if not arg and self.session is None:
+            self.console.print(Text(f"{self.options.workspace} (a new session)", style="bold"))
+            return
+        await self.current()
         assert self.session is not None
         if not arg:
             self.console.print(Text(f"{self.session.workspace} (session {self.session.id})", style="bold"))
@@ -528,6 +544,7 @@ class Repl:
             pass
 
     async def _switch(self, name: str, arg: str) -> None:
+        await self.current()
         assert self.session is not None
         if arg not in ("on", "off"):
             current = getattr(self.session, name)
@@ -556,7 +573,9 @@ class Repl:
 
     async def _diff(self, _arg: str) -> None:
         """What this session's edits and writes changed, file by file."""
-        assert self.session is not None
+        if self.session is None:
+            self.console.print(Text("No changes by this session yet.", style="dim"))
+            return
         result: SessionDiffResult = await self.rpc.request("session/diff", SessionRef(session_id=self.session.id))
         if not result.files:
             self.console.print(
@@ -601,6 +620,7 @@ class Repl:
         self.console.print(table)
 
     async def _model(self, arg: str) -> None:
+        await self.current()
         assert self.session is not None
         if arg:
             self.session = await self.rpc.request("model/set", ModelSetParams(session_id=self.session.id, model=arg))
@@ -655,7 +675,9 @@ async def _main_loop(repl: Repl) -> int:
         repl.banner(init)
         await repl.load_names()
         completer = SlashCompleter(
-            COMMANDS, names=repl.known_names, cwd=lambda: Path(repl.session.workspace if repl.session else ".")
+            COMMANDS,
+            names=repl.known_names,
+            cwd=lambda: Path(repl.session.workspace) if repl.session else repl.options.workspace,
         )
         prompt: PromptSession[str] = PromptSession(
             history=FileHistory(str(cowork_home() / "history")),
