@@ -9,7 +9,7 @@ import pytest
 from textual.widgets import Button, Static
 
 from cowork.clients.tui.screens import ApprovalScreen
-from cowork.clients.tui.widgets import ToolCallLine
+from cowork.clients.tui.widgets import SessionItem, ToolCallLine
 from cowork.testing.mockllm import MockLLMServer, MockResponse, MockToolCall
 from cowork.testing.server import ServerProcess
 
@@ -114,3 +114,19 @@ async def test_slash_commands_are_run_here_and_never_sent_to_the_model(
         await send(pilot, "/model bogus:model")
         await until(pilot, lambda: any("does not serve 'bogus:model'" in str(n.message) for n in app._notifications))
         assert len(mock_llm.requests) == 1
+
+
+async def test_launching_again_does_not_list_the_last_launchs_empty_session(
+    server: ServerProcess, workspace: Path
+) -> None:
+    first = app_for(server, workspace)
+    async with first.run_test(size=SIZE) as pilot:
+        await until(pilot, first.connected.is_set)
+        assert first.session is not None
+        left_empty = first.session.id
+    again = app_for(server, workspace)
+    async with again.run_test(size=SIZE) as pilot:
+        await until(pilot, again.connected.is_set)
+        await until(pilot, lambda: len(again.query(SessionItem)) >= 1)
+        shown = [item.session.id for item in again.query(SessionItem)]
+        assert left_empty not in shown and again.session is not None and shown == [again.session.id]

@@ -359,8 +359,13 @@ class CoworkApp(App[int]):
     async def _refresh_sessions(self) -> None:
         if self.rpc is None:
             return
-        result: SessionListResult = await self.rpc.request("session/list", SessionListParams(limit=100))
-        await self.show_sessions(result.sessions)
+        # Sessions nobody wrote in are left out (no "New session" row per launch), except the one shown now.
+        params = SessionListParams(limit=100, include_empty=False)
+        result: SessionListResult = await self.rpc.request("session/list", params)
+        sessions = list(result.sessions)
+        if self.session is not None and all(s.id != self.session.id for s in sessions):
+            sessions.insert(0, self.session)
+        await self.show_sessions(sessions)
 
     async def show_sessions(self, sessions: list[SessionInfo]) -> None:
         self.sessions = list(sessions)
