@@ -111,7 +111,9 @@ def test_main_screen_with_a_tool_call_expanded(snap_compare: Any) -> None:
 def test_panels_hidden(snap_compare: Any) -> None:
     async def hide(pilot: Pilot[Any]) -> None:
         await fill(pilot)
-        pilot.app.action_toggle_sidebar()  # (Ctrl-B is the session switcher; the palette hides the sidebar)
+        app = pilot.app
+        assert isinstance(app, CoworkApp)
+        app.action_toggle_sidebar()  # (Ctrl-B is the session switcher; the palette hides the sidebar)
         await pilot.press("ctrl+t")
 
     assert snap_compare(CoworkApp(), terminal_size=SIZE, run_before=hide)
