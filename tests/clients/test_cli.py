@@ -42,15 +42,16 @@ def cli_env(home: Path) -> Iterator[dict[str, str]]:
         pass
 
 
-def spawn(workspace: Path, env: dict[str, str]) -> pexpect.spawn:
+def spawn(workspace: Path, env: dict[str, str], *args: str, dimensions: tuple[int, int] = (50, 120)) -> pexpect.spawn:
+    """`cowork ARGS…` in a real pty, its output kept for `screen`."""
     child = pexpect.spawn(
         sys.executable,
-        ["-m", "cowork"],
+        ["-m", "cowork", *args],
         cwd=str(workspace),
         env=env,
         encoding="utf-8",
         timeout=40,
-        dimensions=(50, 120),
+        dimensions=dimensions,
     )
     child.logfile_read = io.StringIO()
     return child

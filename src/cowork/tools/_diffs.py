@@ -101,25 +101,17 @@ def preview_change(tool: str, arguments: dict[str, Any], ctx: ToolContext) -> tu
 
     Blocking (reads the file): call it off the event loop, or only for small files.
     """
-    raw = arguments.get("filePath")
-    if tool not in DIFF_TOOLS or not isinstance(raw, str) or not raw:
+    taken = snapshot(tool, arguments, ctx)
+    if taken is None:
         return None
-    try:
-        path = ctx.write_path(raw)
-        before = file_text(path)
-    except (ToolError, _NoText):
-        return None
+    path, before = taken
     if tool == "write":
         content = arguments.get("content")
-        if not isinstance(content, str):
-            return None
-        after: str | None = content.replace("\r\n", "\n")
+        after = content.replace("\r\n", "\n") if isinstance(content, str) else None
     else:
-        if before is None:
-            return None
-        after = _after_edit(before, arguments)
-        if after is None:
-            return None
+        after = _after_edit(before, arguments) if before is not None else None
+    if after is None:
+        return None
     return path, unified_diff(before, after, _shown(path, ctx))
 
 

@@ -4,9 +4,7 @@ because only the pilot drove it.)"""
 
 from __future__ import annotations
 
-import io
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -17,24 +15,14 @@ from cowork.testing.core import TEST_TOOLS_PLUGIN
 from cowork.testing.mockllm import MockLLMServer, MockResponse, MockToolCall
 from cowork.testing.server import provider_env
 
-from ..test_cli import cli_env, screen
+from ..test_cli import cli_env, screen, spawn
 
 pytestmark = pytest.mark.slow
 __all__ = ["cli_env"]  # the fixture
 
 
 def spawn_tui(workspace: Path, env: dict[str, str]) -> pexpect.spawn:
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "cowork", "tui"],
-        cwd=str(workspace),
-        env=env,
-        encoding="utf-8",
-        timeout=40,
-        dimensions=(40, 130),
-    )
-    child.logfile_read = io.StringIO()
-    return child
+    return spawn(workspace, env, "tui", dimensions=(40, 130))
 
 
 def pump(child: pexpect.spawn, seconds: float) -> None:

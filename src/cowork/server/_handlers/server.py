@@ -28,7 +28,7 @@ from .._peer import Peer
 __all__ = ["initialize", "ping"]
 
 _STARTED_AT = datetime.now(UTC)
-"""When this server process started (this module loads with the server)."""
+"""When this server started: this module is loaded while the app is built, before the port opens."""
 
 
 async def initialize(core: Core, peer: Peer | None, params: InitializeParams) -> InitializeResult:
