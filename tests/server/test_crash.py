@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import random
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -255,7 +256,8 @@ async def test_randomized_kill_points(tmp_path: Path, workspace: Path, mock_llm:
                     pending = info["pending"]["approvals"]
                     assert pending and all(a["rerun"] for a in pending), info["pending"]
                 for call in info["toolCalls"]:
-                    assert call["status"] in ("finished", "interrupted", "awaiting_approval"), call
+                    # `approved`: the answer was committed but the call had not started; resuming runs it.
+                    assert call["status"] in ("finished", "interrupted", "awaiting_approval", "approved"), call
                     assert (call["status"] == "finished") == (call.get("result") is not None)
                     if call["status"] in ("interrupted", "awaiting_approval") and call["name"] in ("mark", "sleep"):
                         maybe_twice.add(f"{call['name']} {call['arguments']['label']}")
@@ -292,3 +294,44 @@ async def test_randomized_kill_points(tmp_path: Path, workspace: Path, mock_llm:
     finally:
         await client.close()
         server.stop()
+
+
+async def test_an_answer_committed_just_before_a_kill_is_resumable(
+    tmp_path: Path, workspace: Path, mock_llm: MockLLMServer
+) -> None:
+    """The process died after an approval was committed but before the operation set off again: after the restart
+    the operation is not left waiting with nothing to answer; it is interrupted, and resuming runs the approved call
+    once."""
+    marks_file = tmp_path / "marks.txt"
+    server = server_for(tmp_path, workspace, mock_llm, auto_approve=[])
+    mock_llm.set_script(
+        [MockResponse(tool_calls=[MockToolCall(name="mark", arguments={"label": "d"})]), MockResponse(text="d done")]
+    )
+    server.start()
+    client = await EventClient.connect(server.address)
+    sid = (await client.call("session/create", {}))["id"]
+    op = (await client.call("turn/start", {"sessionId": sid, "text": "mark d", "clientMessageId": "d"}))["operationId"]
+    await wait_for(client, lambda evs: len(of_type(evs, "approval_requested")) == 1)
+    (approval,) = of_type(client.events, "approval_requested")
+    server.kill()
+    await client.close()
+
+    # What `approval/respond` commits, without what follows it (the kill came in between).
+    with contextlib.closing(sqlite3.connect(tmp_path / "home" / "cowork.db")) as db, db:
+        db.execute(
+            "UPDATE human_requests SET status = 'resolved', response = ? WHERE id = ?",
+            (json.dumps({"approved": True}), approval.request_id),
+        )
+        db.execute("UPDATE tool_calls SET status = 'approved' WHERE operation_id = ?", (op,))
+
+    server.start()
+    client = await EventClient.connect(server.address)
+    info = await client.call("operation/get", {"operationId": op})
+    assert info["status"] == "interrupted" and info["pending"] == {"approvals": [], "questions": []}
+    assert [c["status"] for c in info["toolCalls"]] == ["approved"]
+    await client.call("session/subscribe", {"sessionId": sid})
+    assert (await client.call("operation/resume", {"operationId": op}))["status"] == "running"
+    assert await client.wait_turn_end(op) == "done"
+    assert marks(marks_file).count("mark d") == 1
+    await client.close()
+    server.stop()

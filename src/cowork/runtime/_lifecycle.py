@@ -140,7 +140,8 @@ class Lifecycle:
 
     async def recover(self) -> int:
         """At start-up: operations that were running when the process died become `interrupted`, with an event;
-        their started tool calls become `interrupted` too.
+        their started tool calls become `interrupted` too. So does one left waiting for a human with nothing left
+        to answer (the process died between taking the answer and going on), which `operation/resume` then runs.
 
         First, before anything can be offered for a re-run, the commands the dead process left running are stopped;
         how each ended is kept in its call's `meta` (`earlierRun`) for the re-run prompt (`rerun_reason`).
@@ -148,7 +149,7 @@ class Lifecycle:
         deps = self._ops.deps
         now = datetime.now(UTC)
         earlier = await asyncio.to_thread(recover_runs, runs_directory(deps.home))
-        stale = await deps.db.read(lambda conn: repos.operations.with_status(conn, [S.RUNNING]))
+        stale = await deps.db.read(_stale_operations)
         for op in stale:
 
             def mutate(conn: Connection, op_id: str = op.id) -> None:
@@ -200,6 +201,15 @@ class Lifecycle:
         if op is None:
             raise operation_not_found(operation_id)
         return operation_info(op, calls, requests)
+
+
+def _stale_operations(conn: Connection) -> list[OperationRow]:
+    """Operations a dead process left in play: running ones, and waiting ones no pending request of theirs keeps
+    waiting (an answer was committed but the operation had not set off again)."""
+    waiting = repos.operations.with_status(conn, [S.WAITING_FOR_HUMAN])
+    asked = {row.operation_id for row in repos.human_requests.pending(conn)} if waiting else set()
+    stranded = [op for op in waiting if op.id not in asked]
+    return sorted(repos.operations.with_status(conn, [S.RUNNING]) + stranded, key=lambda op: op.created_at)
 
 
 def _note_earlier_runs(
