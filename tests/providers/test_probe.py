@@ -76,7 +76,8 @@ async def test_a_rejected_key_is_auth_failed(
 
     assert result.state == "auth_failed"
     assert result.message == (
-        f"{preset(provider).name} rejected the API key (HTTP 401). Reconnect it with /connect {provider}."
+        f"{preset(provider).name} rejected the API key (HTTP 401). Connect it again (/connect {provider} in the REPL, "
+        "Models → Connect in the web UI)."
     )
     assert result.models == []
 

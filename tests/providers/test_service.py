@@ -196,7 +196,8 @@ async def test_a_wrong_key_saves_nothing(harness: CoreHarness, mock_llm: MockLLM
 
     assert caught.value.code == ErrorCode.AUTH_FAILED
     assert caught.value.message == (
-        "OpenAI rejected the API key (HTTP 401). Reconnect it with /connect openai. Nothing was saved; to save it "
+        "OpenAI rejected the API key (HTTP 401). Connect it again (/connect openai in the REPL, Models → Connect in the "
+        "web UI). Nothing was saved; to save it "
         "anyway, connect with verify off (--no-verify)."
     )
     assert not credentials_file(harness).exists()
@@ -337,8 +338,8 @@ async def test_unknown_provider(harness: CoreHarness, call: str) -> None:
 @pytest.mark.parametrize(
     ("provider", "message"),
     [
-        ("openai", "provider/connect needs an apiKey (or a baseUrl) for OpenAI."),
-        ("ollama", "provider/connect needs a baseUrl for Ollama."),
+        ("openai", "Connecting OpenAI needs an apiKey (or a baseUrl)."),
+        ("ollama", "Connecting Ollama needs a baseUrl."),
     ],
 )
 async def test_neither_key_nor_url(harness: CoreHarness, provider: str, message: str) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import stat
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ import pytest
 from cowork.clients.connection import RpcError
 from cowork.models import price_per_mtok
 from cowork.testing.client import EventClient
-from cowork.testing.mockllm import MockLLMServer
+from cowork.testing.mockllm import MockLLMServer, MockResponse
 from cowork.testing.server import ServerProcess
 
 from ..providers import ollama_model
@@ -145,7 +146,7 @@ async def test_unknown_provider_and_nothing_to_save(client: EventClient) -> None
     assert (unknown.code, status.code) == ("unknown_provider", "unknown_provider")
     assert (empty.code, empty.message) == (
         "invalid_params",
-        "provider/connect needs an apiKey (or a baseUrl) for Anthropic.",
+        "Connecting Anthropic needs an apiKey (or a baseUrl).",
     )
 
 
@@ -225,3 +226,32 @@ async def test_model_set_auto_and_back(client: EventClient) -> None:
     assert (listed["auto"], listed.get("currentModel")) == (True, None)
     assert (pinned["autoModel"], pinned["provider"], pinned["model"]) == (False, "openai", "mock-model")
     assert (relisted["auto"], relisted["currentProvider"], relisted["currentModel"]) == (False, "openai", "mock-model")
+
+
+async def test_a_server_of_ones_own_is_asked_for_the_default_model(tmp_path: Path) -> None:
+    """OPENAI_BASE_URL without a configured model: the catalog's default (an OpenAI model) is not what that server
+    serves, so its first model is used, and shown as the current one; a configured model is kept as configured."""
+    (tmp_path / "ws").mkdir()
+    with MockLLMServer(models=["served-first", "served-second"]) as mock:
+        mock.set_script([MockResponse(text="from the served model"), MockResponse(text="from the configured one")])
+        env = {"OPENAI_BASE_URL": mock.openai_base_url, "OPENAI_API_KEY": "test-key"}
+        with ServerProcess(tmp_path / "home", tmp_path / "ws", env=env) as proc:
+            client = await EventClient.connect(proc.address)
+            try:
+                listed = await client.call("model/list", {})
+                assert (listed["currentProvider"], listed["currentModel"]) == ("openai", "served-first")
+                sid = (await client.call("session/create", {}))["id"]
+                op = await client.call("turn/start", {"sessionId": sid, "text": "hi", "clientMessageId": "a"})
+                assert await client.wait_turn_end(op["operationId"]) == "done"
+                assert mock.requests[-1].model == "served-first"
+            finally:
+                await client.close()
+        with ServerProcess(tmp_path / "home2", tmp_path / "ws", env=env | {"COWORK_MODEL": "my-choice"}) as proc:
+            client = await EventClient.connect(proc.address)
+            try:
+                sid = (await client.call("session/create", {}))["id"]
+                op = await client.call("turn/start", {"sessionId": sid, "text": "hi", "clientMessageId": "b"})
+                await client.wait_turn_end(op["operationId"])
+                assert mock.requests[-1].model == "my-choice"
+            finally:
+                await client.close()

@@ -112,12 +112,16 @@ async def test_cancel_kills_every_process(ws: Path, tmp_path: Path, sandbox: boo
         run(context(ws, tmp_path, sandbox=sandbox), f"sleep 3{marker}1 & (sleep 3{marker}2 &); sleep 3{marker}3")
     )
 
+    # Exactly these three (a prefix match could also catch another test run's sleeps, with a longer pid).
+    durations = {f"3{marker}{n}" for n in (1, 2, 3)}
+
     def survivors() -> list[psutil.Process]:
-        return [
-            p
-            for p in psutil.process_iter(["cmdline"])
-            if (p.info["cmdline"] or [""])[0] == "sleep" and (p.info["cmdline"] or ["", ""])[1].startswith(f"3{marker}")
-        ]
+        found = []
+        for p in psutil.process_iter(["cmdline"]):
+            argv = p.info["cmdline"] or []
+            if argv[:1] == ["sleep"] and len(argv) > 1 and argv[1] in durations:
+                found.append(p)
+        return found
 
     for _ in range(200):
         if len(survivors()) == 3:

@@ -11,7 +11,7 @@ from ._catalog import TIER_ORDER, CatalogModel, Family, Probe, ProviderPreset, p
 from ._cost import Cost, cost_of, estimate_cost, price_per_mtok
 from ._factories import Built, ModelCache, family_factory, preload, register_family
 from ._memo import history_chars
-from ._resolve import KeySource, ModelSelector, ModelTarget, no_provider_message
+from ._resolve import KeySource, ModelSelector, ModelTarget, connect_hint, no_provider_message
 
 if TYPE_CHECKING:
     from ._errors import RETRYABLE, map_provider_error, retry_after_of
@@ -53,6 +53,7 @@ __all__ = [
     "RetryPolicy",
     "StreamEvent",
     "TextDelta",
+    "connect_hint",
     "cost_of",
     "estimate_cost",
     "family_factory",

@@ -25,7 +25,8 @@ RETRYABLE: frozenset[ErrorCode] = frozenset({ErrorCode.RATE_LIMITED, ErrorCode.P
 """Failures that may pass if the same request is sent again a little later."""
 
 _HINTS: dict[ErrorCode, str] = {
-    ErrorCode.AUTH_FAILED: "Check the API key: reconnect with /connect, or fix the environment variable.",
+    ErrorCode.AUTH_FAILED: "Check the API key: connect the provider again (/connect in the REPL, Models → Connect in the web UI), or fix "
+    "the environment variable.",
     ErrorCode.RATE_LIMITED: "The provider is rate limiting; wait a moment and try again.",
     ErrorCode.QUOTA_EXCEEDED: "The account's quota or credits are used up; top them up or switch provider.",
     ErrorCode.CONTEXT_TOO_LONG: "The conversation is too long for this model; start a new session or switch to a "

@@ -11,7 +11,7 @@ from cowork.protocol import ErrorCode, ErrorSource, ProtocolError
 
 from ._catalog import Family, ProviderPreset, presets
 
-__all__ = ["KeySource", "ModelSelector", "ModelTarget", "no_provider_message"]
+__all__ = ["KeySource", "ModelSelector", "ModelTarget", "connect_hint", "no_provider_message"]
 
 KeySource = Literal["store", "env", "none", "not_needed"]
 
@@ -30,9 +30,14 @@ class ModelTarget:
     local: bool = False
 
 
+def connect_hint(provider: str = "PROVIDER") -> str:
+    """Where a person connects a provider, in every client's words (only the REPL has `/connect`)."""
+    return f"/connect {provider} in the REPL, Models → Connect in the web UI"
+
+
 def no_provider_message() -> str:
     return (
-        "No model provider is connected. Connect one with /connect (or provider/connect), or set one of "
+        f"No model provider is connected. Connect one ({connect_hint()}), or set one of "
         "OPENAI_API_KEY, ANTHROPIC_API_KEY or GOOGLE_API_KEY; or OPENAI_BASE_URL for an OpenAI-compatible server "
         "(Ollama, LM Studio, vLLM, llama.cpp, OpenRouter); or choose a local provider in ~/.cowork/config.toml "
         '(for example `provider = "ollama"`) or with COWORK_PROVIDER. Then start a new turn.'
@@ -137,6 +142,13 @@ class ModelSelector:
                 return preset.id
         return None
 
+    def model_is_configured(self, provider: str) -> bool:
+        """Does the user's configuration name `provider`'s default model (not only the catalog)?"""
+        override = self._config.providers.get(provider)
+        if override is not None and override.default_model:
+            return True
+        return bool(self._config.model) and provider == self.default_provider()
+
     def default_model(self, provider: str) -> str | None:
         preset = presets().get(provider)
         override = self._config.providers.get(provider)
@@ -168,7 +180,7 @@ class ModelSelector:
         names = " or ".join(self.key_env(preset))
         where = f" (get one at {preset.key_url})" if preset.key_url else ""
         return (
-            f"Provider {preset.name!r} needs an API key{where}: connect it with /connect {preset.id} "
+            f"Provider {preset.name!r} needs an API key{where}: connect it ({connect_hint(preset.id)}) "
             f"or set {names}, then start a new turn; or switch to another provider with /model."
         )
 

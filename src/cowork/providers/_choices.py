@@ -92,9 +92,11 @@ class ModelChoices:
                 current_model = session.model or (
                     selector.default_model(current_provider) if current_provider else None
                 )
+        if current_provider and current_model and (params.session_id is None or not session.model) and not auto:
+            current_model = await self._providers.served_default(current_provider, current_model) or current_model
         # Local servers, and any provider pointed at a server of one's own (a base URL of its own, such as
         # OPENAI_BASE_URL for vLLM or a gateway), are asked what they serve: that is what can be used.
-        own = [p for p in selector.presets.values() if self._own_server(p)]
+        own = [p for p in selector.presets.values() if self._providers.own_server(p)]
         served = await asyncio.gather(*(self._providers.served_models(p, refresh=params.refresh) for p in own))
         reported = {p.id: r.models for p, r in zip(own, served, strict=True) if r.state == "connected"}
         providers: list[ProviderInfo] = []
@@ -136,7 +138,7 @@ class ModelChoices:
             raise ProtocolError(ErrorCode.NO_PROVIDER, no_provider_message(), source=ErrorSource.PROVIDER)
         preset = self._selector.preset(provider)
         head, colon, _ = model.partition(":")
-        own_server = self._own_server(preset)
+        own_server = self._providers.own_server(preset)
         if colon and params.provider is None and not own_server:
             # `foo:bar` names provider `foo`; only a server of one's own serves model ids with a colon in them.
             raise ProtocolError(
@@ -155,10 +157,6 @@ class ModelChoices:
                     source=ErrorSource.PROVIDER,
                 )
         return await self._sessions.update_settings(params.session_id, provider=provider, model=model)
-
-    def _own_server(self, preset: ProviderPreset) -> bool:
-        """A local server, or a provider given a base URL of its own: it decides which models exist."""
-        return preset.local or self._selector.base_url(preset) != preset.base_url
 
     def _served_only(self, preset: ProviderPreset, served: list[str]) -> list[ModelInfo]:
         """What a provider's own server serves (the catalog's models with their facts where the names match)."""

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from cowork.models import ProviderPreset
+from cowork.models import ProviderPreset, connect_hint
 from cowork.protocol import ProviderState
 
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ async def probe(
     if status in (401, 403) or _google_bad_key(preset, response):
         return ProbeResult(
             "auth_failed",
-            f"{preset.name} rejected the API key (HTTP {status}). Reconnect it with /connect {preset.id}.",
+            f"{preset.name} rejected the API key (HTTP {status}). Connect it again ({connect_hint(preset.id)}).",
             latency_ms=latency,
         )
     if status == 429:

@@ -125,7 +125,7 @@ class ProviderService:
             hint = "a baseUrl" if not preset.requires_key else "an apiKey (or a baseUrl)"
             raise ProtocolError(
                 ErrorCode.INVALID_PARAMS,
-                f"provider/connect needs {hint} for {preset.name}.",
+                f"Connecting {preset.name} needs {hint}.",
                 source=ErrorSource.PROTOCOL,
             )
         key = params.api_key or self._selector.api_key(preset)
@@ -244,6 +244,24 @@ class ProviderService:
         value = await make()
         self._cache[key] = (time.monotonic(), value)
         return value
+
+    def own_server(self, preset: ProviderPreset) -> bool:
+        """A local server, or a provider given a base URL of its own: it decides which models exist."""
+        return preset.local or self._selector.base_url(preset) != preset.base_url
+
+    async def served_default(self, provider: str, model: str) -> str | None:
+        """The model to use instead of `model`, the catalog's default for `provider`, when the provider is a server
+        of one's own that answers and does not serve it: the first model it serves. None: keep `model` (also when
+        the user's configuration names it, or the server cannot be asked)."""
+        preset = self._selector.presets.get(provider)
+        if preset is None or not self.own_server(preset) or self._selector.model_is_configured(provider):
+            return None
+        served = await self.served_models(preset)
+        if served.state != "connected" or not served.models:
+            return None
+        if any(same_model(name, model) for name in served.models):
+            return None
+        return served.models[0]
 
     async def served_models(self, preset: ProviderPreset, *, refresh: bool = False) -> ProbeResult:
         """What a local server says it serves (cached for 30 s)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cowork.config import CoworkConfig
-from cowork.models import ModelSelector
+from cowork.models import ModelSelector, ModelTarget, connect_hint
 from cowork.protocol import ErrorCode, ErrorSource, ProtocolError, RouterInfo, TierInfo
 from cowork.providers import ProviderService
 from cowork.routing import RouteDecision, Router, RouteRequest, Tier
@@ -58,6 +58,11 @@ class TurnRouter:
         if preset is not None and not preset.local:
             tiers += [Tier(m.tier or m.id, preset.id, m.id) for m in preset.tiers()]
         return tiers
+
+    async def served_default(self, target: ModelTarget) -> str | None:
+        """A served model to use instead of the catalog's default one the provider's own server does not serve
+        (see `ProviderService.served_default`)."""
+        return await self._providers.served_default(target.provider, target.model)
 
     def routes(self, session: SessionRow) -> bool:
         """Does the router pick this session's model? (`auto`, or no choice of its own and routing enabled)."""
@@ -125,7 +130,7 @@ class TurnRouter:
         if not tiers:
             raise ProtocolError(
                 ErrorCode.NO_PROVIDER,
-                "The router has no models to choose from: connect a provider (/connect) or configure router.tiers "
+                f"The router has no models to choose from: connect a provider ({connect_hint()}) or configure router.tiers "
                 "and router.local.",
                 source=ErrorSource.PROVIDER,
             )

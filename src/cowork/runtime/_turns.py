@@ -119,6 +119,10 @@ class Turns:
                 target = self._selector.resolve(routed.decision.tier.provider, routed.decision.tier.model)
             else:
                 target = self._selector.resolve(session.provider, session.model)
+                if session.model is None:
+                    served = await self._router.served_default(target)
+                    if served is not None:
+                        target = self._selector.resolve(target.provider, served)
             if previous is not None:
                 await ops.cancel(previous.id, reason="Superseded by a new message.")
             cached = ops.threads.take(sid)

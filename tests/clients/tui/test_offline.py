@@ -11,7 +11,8 @@ from textual.widgets import Collapsible, Markdown
 from cowork.clients.connection import ServerAddress
 from cowork.clients.tui import CoworkApp, TuiOptions
 from cowork.clients.tui.screens import QuestionScreen
-from cowork.clients.tui.widgets import ChatView, McpPanel
+from cowork.clients.tui.state import UsageTotals
+from cowork.clients.tui.widgets import ChatView, McpPanel, UsageBar
 from cowork.protocol import PendingQuestion, PendingRequests, SessionInfo, parse_event
 
 from ..samples import transcript
@@ -115,3 +116,22 @@ async def test_every_event_type_is_shown_or_ignored_and_unknown_ones_get_a_neutr
         assert app.state.usage.input_tokens == 240  # the turn's and its sub-agent's
         assert app.sub_title == "The failing build"
         assert not app.state.approvals and not app.state.questions
+
+
+@pytest.mark.parametrize(
+    ("totals", "shown", "hidden"),
+    [
+        (UsageTotals(cost_known=False, day_cost_usd=0.0), "price unknown", "today"),
+        (UsageTotals(cost_usd=0.25, day_cost_usd=1.5), "today $1.50", "unknown"),
+    ],
+)
+async def test_the_usage_bar_says_today_only_when_something_priced_was_spent(
+    totals: UsageTotals, shown: str, hidden: str
+) -> None:
+    app = CoworkApp()
+    async with app.run_test(size=(120, 36)) as pilot:
+        bar = app.query_one(UsageBar)
+        bar.show("mock-model", totals, "connected")
+        await pilot.pause()
+        line = str(bar.render())
+        assert shown in line and hidden not in line

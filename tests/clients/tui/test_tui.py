@@ -269,3 +269,32 @@ async def test_it_quits(server: ServerProcess, workspace: Path, how: str) -> Non
             await pilot.press("enter")
         await until(pilot, lambda: not app.is_running, within=15)
     assert app.return_code == 0
+
+
+def answered(app: CoworkApp) -> Callable[[], bool]:
+    return lambda: "written" in chat_text(app) and app.state.running is None
+
+
+async def test_launching_twice_without_writing_leaves_one_session(
+    server: ServerProcess, workspace: Path, mock_llm: MockLLMServer
+) -> None:
+    mock_llm.set_script([MockResponse(text="written")])
+    seen: list[str] = []
+    for text in (None, "write something", None):
+        app = app_for(server, workspace)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, app.connected.is_set)
+            assert app.session is not None
+            seen.append(app.session.id)
+            if text is not None:
+                await send(pilot, text)
+                await until(pilot, answered(app))
+            await pilot.press("ctrl+q")
+    # The untouched session is reused; once written in, the next launch starts a fresh one.
+    assert seen[0] == seen[1] != seen[2]
+    client = await EventClient.connect(server.address)
+    try:
+        listed = await client.call("session/list", {"workspace": str(workspace)})
+    finally:
+        await client.close()
+    assert sorted(s["id"] for s in listed["sessions"]) == sorted({seen[0], seen[2]})

@@ -116,9 +116,7 @@ async def test_slash_commands_are_run_here_and_never_sent_to_the_model(
         assert len(mock_llm.requests) == 1
 
 
-async def test_launching_again_does_not_list_the_last_launchs_empty_session(
-    server: ServerProcess, workspace: Path
-) -> None:
+async def test_launching_again_reuses_the_last_launchs_empty_session(server: ServerProcess, workspace: Path) -> None:
     first = app_for(server, workspace)
     async with first.run_test(size=SIZE) as pilot:
         await until(pilot, first.connected.is_set)
@@ -129,4 +127,4 @@ async def test_launching_again_does_not_list_the_last_launchs_empty_session(
         await until(pilot, again.connected.is_set)
         await until(pilot, lambda: len(again.query(SessionItem)) >= 1)
         shown = [item.session.id for item in again.query(SessionItem)]
-        assert left_empty not in shown and again.session is not None and shown == [again.session.id]
+        assert again.session is not None and again.session.id == left_empty and shown == [left_empty]

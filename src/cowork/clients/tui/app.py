@@ -296,12 +296,26 @@ class CoworkApp(App[int]):
                 except RpcError as exc:
                     self.notify(f"{exc.message} A new session was started instead.", title=exc.code, severity="error")
             if session is None:
+                session = await self._untouched_session(client)
+            if session is None:
                 session = await client.request("session/create", self._create_params())
             await self.show_session(session)
         else:
             await self._subscribe(client)  # same session: only what was missed
         await self._refresh_sessions()
         self.connected.set()
+
+    async def _untouched_session(self, client: RpcClient) -> SessionInfo | None:
+        """The newest session of this folder nothing happened in yet (no event: no message, no setting changed)
+        with the same `--yolo`, so that each launch does not leave another empty session behind."""
+        create = self._create_params()
+        workspace = create.workspace or (self.init.config.workspace if self.init is not None else None)
+        if workspace is None:
+            return None
+        result: SessionListResult = await client.request(
+            "session/list", SessionListParams(limit=20, workspace=workspace)
+        )
+        return next((s for s in result.sessions if s.last_seq == 0 and s.yolo == create.yolo), None)
 
     def _create_params(self) -> SessionCreateParams:
         workspace = str(self.options.workspace) if self.options is not None else None
@@ -537,6 +551,11 @@ class CoworkApp(App[int]):
 
     @work(exclusive=True, group="switch")
     async def action_new_session(self) -> None:
+        if self.session is not None and self.session.last_seq == 0 and self.state.last_seq == 0:
+            self.notify("This session is new already.")
+            self.query_one("#prompt", Input).focus()
+            return
+
         async def create() -> None:
             session = await self._call("session/create", self._create_params())
             await self.show_session(session)

@@ -405,7 +405,7 @@ class UsageBar(Static):
         text.append(f" · {usage.input_tokens:,} in · {usage.output_tokens:,} out", style="")
         if usage.cost_usd or not usage.cost_known:
             text.append(f" · {fmt.cost(usage.cost_usd, usage.cost_known)}")
-        if usage.day_cost_usd is not None:
+        if usage.day_cost_usd:  # nothing priced spent today: no "today $0.00" beside "price unknown"
             text.append(f" · today {fmt.money(usage.day_cost_usd, 2)}")
         text.append("  ")
         style = "green" if connection == "connected" else "yellow"
