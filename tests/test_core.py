@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -42,3 +44,42 @@ async def test_a_failing_warm_up_is_logged_not_raised(
     await core.warm_up()
     assert "warming up failed" in caplog.text and "no SDK for this provider" in caplog.text
     assert "provider stack warmed" not in caplog.text
+
+
+_RACE = """
+import sys, threading
+from pathlib import Path
+from cowork.core import _preload  # as in the server, the core is loaded before the warm-up starts
+import cowork.models
+errors = []
+barrier = threading.Barrier(2)
+def warm():
+    barrier.wait()
+    try:
+        _preload(None, Path(sys.argv[1]), Path(sys.argv[2]))
+    except BaseException as exc:
+        errors.append(repr(exc))
+thread = threading.Thread(target=warm)
+thread.start()
+barrier.wait()
+try:  # what the event loop may do meanwhile: a first use of a lazily loaded name that imports pydantic-ai
+    cowork.models.stream_model
+except BaseException as exc:
+    errors.append(repr(exc))
+thread.join()
+print(errors)
+"""
+
+
+@pytest.mark.parametrize("attempt", range(2))
+def test_first_use_imports_wait_for_the_warm_up_instead_of_racing_it(tmp_path: Path, attempt: int) -> None:
+    """Two threads importing pydantic-ai at once can see each other's modules half-initialised (ImportError, or
+    importlib's deadlock error); a fresh interpreter each time, so both really import."""
+    result = subprocess.run(
+        [sys.executable, "-c", _RACE, str(tmp_path), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (result.returncode, result.stdout.strip()) == (0, "[]"), result.stderr[-2000:]

@@ -22,6 +22,7 @@ import anyio.to_thread
 
 from cowork.config import LoadedConfig
 from cowork.credentials import CredentialStore
+from cowork.lazy import HEAVY_IMPORTS
 from cowork.mcp import McpHypervisor, Notices
 from cowork.mcp._oauth import OAuthManager
 from cowork.mcp.install import InstallService
@@ -204,13 +205,14 @@ class Core:
 
 
 def _preload(target: ModelTarget | None, workspace: Path, home: Path) -> None:
-    from cowork.policy import classify
+    with HEAVY_IMPORTS:  # the loop's own first imports of these wait rather than race (see `cowork.lazy`)
+        from cowork.policy import classify
 
-    preload_runtime()
-    if target is not None:
-        preload_model(target)
-        estimate_cost(target.provider, target.model, input_tokens=1000, output_tokens=100)  # the price table
-    classify("true")  # the shell parser, which the first `bash` call's approval needs
+        preload_runtime()
+        if target is not None:
+            preload_model(target)
+            estimate_cost(target.provider, target.model, input_tokens=1000, output_tokens=100)  # the price table
+        classify("true")  # the shell parser, which the first `bash` call's approval needs
     gather_prompt_extras(workspace, home)  # the first turn's system prompt: skills (YAML) and memory, cached
 
 

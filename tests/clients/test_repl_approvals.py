@@ -154,3 +154,25 @@ def test_opening_and_closing_the_repl_leaves_no_session_behind(
     )
     with urllib.request.urlopen(request, timeout=10) as response:
         assert json.loads(response.read())["result"]["sessions"] == []
+
+
+def test_compact_summarises_the_conversation(
+    workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    mock_llm.set_script(
+        [MockResponse(text="noted one"), MockResponse(text="noted two"), MockResponse(text="Two notes were taken.")]
+    )
+    child = start(workspace, mock_llm, cli_env, tmp_path)
+    child.send("/compact\r")
+    child.expect("Nothing to compact yet")
+    child.expect(PROMPT)
+    for text in ("note one", "note two"):
+        child.send(f"{text}\r")
+        child.expect(f"noted {text.split()[1]}")
+        child.expect(PROMPT)
+    child.send("/compact the notes\r")
+    child.expect("context compressed: 3 messages summarised")
+    child.expect(PROMPT)
+    assert "keep in particular: the notes" in (mock_llm.requests[-1].system or "")
+    assert len(mock_llm.requests) == 3
+    quit_(child)

@@ -79,3 +79,66 @@ async def test_question_steer_and_sub_agents_over_the_wire(
             await client.call("ask/respond", {"requestId": ask.request_id, "answer": "no"})  # type: ignore[attr-defined]
         assert info.value.code == "already_resolved"
         await client.close()
+
+
+async def test_session_compact_summarises_all_but_the_latest_exchange(
+    tmp_path: Path, workspace: Path, mock_llm: MockLLMServer
+) -> None:
+    mock_llm.set_script(
+        [
+            MockResponse(text="noted alpha-7"),
+            MockResponse(text="noted beta-9"),
+            MockResponse(text="They talked about two codes."),  # the summary
+            MockResponse(text="after the summary"),
+        ]
+    )
+    with ServerProcess(tmp_path / "home", workspace, env=provider_env("openai", mock_llm.openai_base_url)) as server:
+        client = await EventClient.connect(server.address)
+        sid = (await client.call("session/create", {}))["id"]
+
+        # Too short to compress: refused, and nothing is recorded.
+        with pytest.raises(RpcError) as short:
+            await client.call("session/compact", {"sessionId": sid})
+        assert (short.value.code, short.value.message) == (
+            "nothing_to_compact",
+            "Nothing to compact yet: the conversation is too short to summarise.",
+        )
+        assert (
+            mock_llm.requests == []
+            and (await client.call("session/get", {"sessionId": sid}))["session"]["lastSeq"] == 0
+        )
+
+        for n, text in enumerate(["remember alpha-7", "remember beta-9"]):
+            op = await client.call("turn/start", {"sessionId": sid, "text": text, "clientMessageId": str(n)})
+            assert await client.wait_turn_end(op["operationId"]) == "done"
+        compact = await client.call("session/compact", {"sessionId": sid, "instructions": "keep the codes"})
+        assert await client.wait_turn_end(compact["operationId"]) == "done"
+
+        summarising = mock_llm.requests[-1]
+        assert "keep in particular: keep the codes" in (summarising.system or "")
+        assert "alpha-7" in summarising.messages[-1]["content"]
+        (compressed,) = of_type(client, "context_compressed")
+        assert compressed.operation_id == compact["operationId"]  # type: ignore[attr-defined]
+        info = await client.call("operation/get", {"operationId": compact["operationId"]})
+        assert info["origin"] == "compact" and info["summary"].startswith(
+            "Compressed 3 earlier messages into a summary"
+        )
+
+        op = await client.call("turn/start", {"sessionId": sid, "text": "and now?", "clientMessageId": "3"})
+        assert await client.wait_turn_end(op["operationId"]) == "done"
+        sent = json.dumps(mock_llm.requests[-1].messages)
+        # The earlier turns reach the model as the summary, the latest answer verbatim, then the new message.
+        assert "They talked about two codes." in sent and "remember alpha-7" not in sent
+        assert [m["content"] for m in mock_llm.requests[-1].messages[-2:]] == ["noted beta-9", "and now?"]
+
+        # Refused while a turn waits for an answer; an unknown session is refused too.
+        mock_llm.set_script([MockResponse(tool_calls=[MockToolCall(name="ask", arguments={"question": "Which?"})])])
+        await client.call("turn/start", {"sessionId": sid, "text": "ask me", "clientMessageId": "4"})
+        await client.wait_for(lambda evs: any(e.type == "ask" for e in evs))
+        with pytest.raises(RpcError) as busy:
+            await client.call("session/compact", {"sessionId": sid})
+        assert busy.value.code == "busy"
+        with pytest.raises(RpcError) as missing:
+            await client.call("session/compact", {"sessionId": "ses_nope"})
+        assert missing.value.code == "session_not_found"
+        await client.close()

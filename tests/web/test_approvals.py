@@ -119,3 +119,24 @@ async def test_slash_commands_run_in_the_page_and_never_reach_the_model(
     await expect(page.get_by_test_id("session-header")).to_contain_text("network on")
     assert len(mock_llm.requests) == 1
     assert page.errors == []  # type: ignore[attr-defined]
+
+
+async def test_compact_from_the_composer(
+    context: BrowserContext, server: ServerProcess, mock_llm: MockLLMServer
+) -> None:
+    mock_llm.set_script([MockResponse(text="one"), MockResponse(text="two"), MockResponse(text="A summary.")])
+    page = await open_ui(context, server)
+    composer = page.get_by_test_id("composer")
+    await composer.fill("/compact")
+    await composer.press("Enter")
+    await expect(page.get_by_text("Nothing to compact yet")).to_be_visible()
+    for text, answer in (("first", "one"), ("second", "two")):
+        await composer.fill(text)
+        await composer.press("Enter")
+        await expect(page.get_by_test_id("assistant-message").last).to_have_text(answer)
+        await expect(page.get_by_test_id("send")).to_have_text("Send")  # the turn is over (not "Steer")
+    await composer.fill("/compact keep the numbers")
+    await composer.press("Enter")
+    await expect(page.get_by_test_id("note-info").last).to_have_text("Context compressed: 3 messages summarised.")
+    assert "keep in particular: keep the numbers" in (mock_llm.requests[-1].system or "")
+    assert page.errors == []  # type: ignore[attr-defined]

@@ -14,6 +14,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeAlias, TypeVar, cast
 
+from cowork.lazy import HEAVY_IMPORTS
+
 from ._resolve import ModelTarget
 
 if TYPE_CHECKING:
@@ -55,14 +57,16 @@ def preload(target: ModelTarget) -> None:
     """Import what building, streaming and pricing `target`'s model needs: its SDK, pydantic-ai's adapter, our
     streaming, the price table.
 
-    Blocking (a few hundred milliseconds the first time) and thread-safe; building the model is then quick.
+    Blocking (a few hundred milliseconds the first time) and thread-safe (under `HEAVY_IMPORTS`); building the
+    model is then quick.
     """
-    importlib.import_module(f"{__package__}._stream")
-    importlib.import_module("genai_prices")
-    for module in _MODULES.get(target.family, ()):
-        importlib.import_module(module)
-    if target.profile:
-        importlib.import_module(f"pydantic_ai.providers.{target.profile}")
+    with HEAVY_IMPORTS:
+        importlib.import_module(f"{__package__}._stream")
+        importlib.import_module("genai_prices")
+        for module in _MODULES.get(target.family, ()):
+            importlib.import_module(module)
+        if target.profile:
+            importlib.import_module(f"pydantic_ai.providers.{target.profile}")
 
 
 def family_factory(name: str) -> Factory:
@@ -172,7 +176,8 @@ class ModelCache:
             async with self._building[target]:
                 model = self._models.get(target)
                 if model is None:
-                    built = family_factory(target.family)(target)
+                    with HEAVY_IMPORTS:  # building imports the provider's SDK the first time
+                        built = family_factory(target.family)(target)
                     for close in built.closers:
                         self._stack.push_async_callback(close)
                     model = await self._stack.enter_async_context(built.model)

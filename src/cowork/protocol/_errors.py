@@ -58,6 +58,7 @@ class ErrorCode(StrEnum):
     TOOL_NOT_FOUND = "tool_not_found"
     QUOTA_EXCEEDED = "quota_exceeded"
     MODEL_NOT_FOUND = "model_not_found"
+    NOTHING_TO_COMPACT = "nothing_to_compact"
     NOT_SUPPORTED = "not_supported"
     CREDENTIALS_ERROR = "credentials_error"
     MCP_SERVER_NOT_FOUND = "mcp_server_not_found"

@@ -87,6 +87,7 @@ __all__ = [
     "PublicConfig",
     "RespondResult",
     "ServerInfo",
+    "SessionCompactParams",
     "SessionCreateParams",
     "SessionDiffResult",
     "SessionGetParams",
@@ -337,6 +338,13 @@ class TurnStartResult(WireModel):
     duplicate: bool = Field(description="True when this clientMessageId had already started a turn.")
 
 
+class SessionCompactParams(Params):
+    session_id: str = _ID
+    instructions: str | None = Field(
+        default=None, max_length=2000, description="What the summary should keep in particular (the user's words)."
+    )
+
+
 class TurnCancelParams(Params):
     session_id: str = _ID
     operation_id: str | None = Field(default=None, description="The turn to cancel; defaults to the running one.")
@@ -474,6 +482,19 @@ METHODS: dict[str, MethodSpec] = {
             "What the session's `edit` and `write` calls changed: each file against its text before the session's "
             "first change to it (shell commands are not tracked).",
             "session_not_found",
+        ),
+        _spec(
+            "session/compact",
+            SessionCompactParams,
+            TurnStartResult,
+            "Compress the session's history now: the model summarises all but the latest exchange, and later turns "
+            "see the summary instead (`context_compressed`). Runs as an operation of its own (origin `compact`, "
+            "it ends `done` with what it did as its summary). On a WebSocket the connection is subscribed to the "
+            "session.",
+            "session_not_found",
+            "busy",
+            "nothing_to_compact",
+            "no_provider",
         ),
         _spec(
             "session/update",

@@ -153,7 +153,7 @@ class OperationInfo(WireModel):
 
     id: str
     session_id: str
-    origin: Literal["chat", "sub_agent", "automation"]
+    origin: Literal["chat", "sub_agent", "automation", "compact"]
     status: OperationStatus
     step_count: int
     usage: TokenUsage

@@ -9,7 +9,6 @@ from pydantic_ai.exceptions import ModelAPIError, UnexpectedModelBehavior
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
-    ModelResponse,
     TextPart,
     ToolCallPart,
     ToolReturnPart,
@@ -26,37 +25,12 @@ from cowork.sessions import Mutation, new_id
 from cowork.store import Connection, ContextSummaryRow, repos
 
 from ._history import SUMMARY_PREFIX, summary_message
-from ._runner import estimate_tokens
+from ._runner import estimate_tokens, split_point
 from ._state import Limits, OperationState
 
 __all__ = ["SUMMARY_PREFIX", "compress", "split_point"]
 
 _PART_CHARS = 2000
-
-
-def _chars(message: ModelMessage) -> int:
-    return len(str(message))
-
-
-def _safe_start(message: ModelMessage) -> bool:
-    """A kept part may start here without splitting a tool call from its result."""
-    if isinstance(message, ModelResponse):
-        return True
-    return not any(isinstance(p, ToolReturnPart) for p in message.parts)
-
-
-def split_point(messages: list[ModelMessage], keep_tokens: int) -> int | None:
-    """Index where the kept (newest) part starts: as little as fits `keep_tokens`, at a safe boundary, and
-    leaving at least two messages to summarise. None when no such point exists."""
-    kept_chars = 0
-    best: int | None = None
-    for index in range(len(messages) - 1, 1, -1):
-        kept_chars += _chars(messages[index])
-        if kept_chars // 4 > keep_tokens and best is not None:
-            break
-        if _safe_start(messages[index]):
-            best = index
-    return best
 
 
 def _transcript(messages: list[ModelMessage]) -> str:
@@ -78,21 +52,34 @@ def _transcript(messages: list[ModelMessage]) -> str:
 
 
 async def compress(
-    state: OperationState, limits: Limits, model: Model, *, settings: ModelSettings
+    state: OperationState,
+    limits: Limits,
+    model: Model,
+    *,
+    settings: ModelSettings,
+    keep_tokens: int | None = None,
+    focus: str | None = None,
 ) -> tuple[ContextCompressed, Mutation, RequestUsage] | None:
     """Summarise the oldest messages of the operation's thread; None when there is nothing safe to summarise.
+
+    `keep_tokens` (default: the limits' `keep_recent` share of the window) is how much stays verbatim; `focus` is
+    what the user wants the summary to keep in particular (`/compact …`).
 
     Returns the event, the store change, and what the summarising request used (the caller accounts for it).
 
     Raises:
         ProtocolError: the model failed while summarising.
     """
-    cut = split_point(state.messages, int(limits.keep_recent * limits.context_window))
+    keep = int(limits.keep_recent * limits.context_window) if keep_tokens is None else keep_tokens
+    cut = split_point(state.messages, keep)
     if cut is None:
         return None
     old, kept = state.messages[:cut], state.messages[cut:]
     tokens_before = estimate_tokens(state)
-    request = ModelRequest(parts=[UserPromptPart(_transcript(old))], instructions=template_text("summarize"))
+    instructions = template_text("summarize")
+    if focus:
+        instructions += f"\n\nThe user asks the summary to keep in particular: {focus}"
+    request = ModelRequest(parts=[UserPromptPart(_transcript(old))], instructions=instructions)
     try:
         response = await direct.model_request(model, [request], model_settings=settings, instrument=False)
     except (ModelAPIError, UnexpectedModelBehavior) as exc:

@@ -114,8 +114,11 @@ class HumanSteps(RunnerBase):
         await self._set_status(S.ERROR, code=ErrorCode(str(stop.code)), reason=stop.message)
 
     async def _finish(self) -> None:
-        last = self.state.messages[-1]
-        summary = display_text(last) if isinstance(last, ModelResponse) else ""
+        last = self.state.messages[-1] if self.state.messages else None
+        if self.state.origin == "compact":
+            summary = self.state.summary or ""
+        else:
+            summary = display_text(last) if isinstance(last, ModelResponse) else ""
         self.state.summary = summary
         await self._set_status(S.DONE, summary=summary)
 

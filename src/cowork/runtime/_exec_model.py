@@ -272,11 +272,26 @@ class ModelSteps(RunnerBase):
         model = await self.deps.models.get(self.target)
         await self.deps.journal.flush()
         spend = await self.deps.usage.spend(self.state.root)
-        outcome = await compress(self.state, self.limits, model, settings=self._settings())
+        compact = self.state.origin == "compact"
+        outcome = await compress(
+            self.state,
+            self.limits,
+            model,
+            settings=self._settings(),
+            keep_tokens=0 if compact else None,  # `/compact`: all but the latest exchange
+            focus=self.state.compact_focus,
+        )
         if outcome is None:
             self.state.compress_failed_at_step = self.state.step
+            if compact:
+                self.state.summary = "Nothing to compress yet: the conversation is too short."
             return
         payload, mutate, usage = outcome
+        if compact:
+            self.state.summary = (
+                f"Compressed {payload.summarized_messages} earlier messages into a summary: about "
+                f"{payload.tokens_before:,} → {payload.tokens_after:,} tokens of history."
+            )
         account, usage_events = self._account(usage, spend, datetime.now(UTC))
 
         def record(conn: Connection) -> None:

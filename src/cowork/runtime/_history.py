@@ -14,6 +14,8 @@ from datetime import datetime
 from functools import cache
 from typing import TYPE_CHECKING
 
+from cowork.lazy import HEAVY_IMPORTS
+
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
     from pydantic_ai.messages import ModelMessage, ModelRequest
@@ -36,10 +38,11 @@ SUMMARY_PREFIX = "[Summary of the earlier conversation, written to save space]\n
 
 @cache
 def _adapter() -> TypeAdapter[ModelMessage]:
-    from pydantic import TypeAdapter
-    from pydantic_ai.messages import ModelMessage
+    with HEAVY_IMPORTS:
+        from pydantic import TypeAdapter
+        from pydantic_ai.messages import ModelMessage
 
-    return TypeAdapter(ModelMessage)
+        return TypeAdapter(ModelMessage)
 
 
 def dump_message(message: ModelMessage) -> str:
@@ -52,7 +55,8 @@ def load_message(data: str) -> ModelMessage:
 
 def user_request(text: str, timestamp: datetime | None = None) -> ModelRequest:
     """A request carrying the user's words."""
-    from pydantic_ai.messages import ModelRequest, UserPromptPart
+    with HEAVY_IMPORTS:
+        from pydantic_ai.messages import ModelRequest, UserPromptPart
 
     part = UserPromptPart(text) if timestamp is None else UserPromptPart(text, timestamp=timestamp)
     return ModelRequest(parts=[part])
@@ -104,7 +108,8 @@ def repair_with_positions(
         missing = [c for c in calls if c.tool_call_id not in answered]
         if not missing:
             continue
-        from pydantic_ai.messages import ModelRequest, ToolReturnPart
+        with HEAVY_IMPORTS:
+            from pydantic_ai.messages import ModelRequest, ToolReturnPart
 
         fillers = [
             ToolReturnPart(tool_name=c.tool_name, content=INTERRUPTED_RESULT, tool_call_id=c.tool_call_id)

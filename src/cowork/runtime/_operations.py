@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, TypeAlias
 
+from cowork.lazy import HEAVY_IMPORTS
 from cowork.models import ModelSelector, ModelTarget, presets
 from cowork.protocol import EventPayload, OperationStatus, OperationStatusChanged, UserMessage
 from cowork.sessions import Mutation, SessionService, SessionSettings, new_id
@@ -33,7 +34,7 @@ from ._views import operation_not_found
 __all__ = ["NewOperation", "Operations", "Origin", "preload"]
 
 S = OperationStatus
-Origin: TypeAlias = Literal["chat", "sub_agent", "automation"]
+Origin: TypeAlias = Literal["chat", "sub_agent", "automation", "compact"]
 _DEFAULT_CONTEXT_WINDOW = 128_000
 _SUB_AGENT_EXCLUDED = {"spawnAgent", "ask", "todoWrite"}
 _EXPLORE_EXCLUDED = {*_SUB_AGENT_EXCLUDED, "memory", "skill", "webSearch", "webFetch"}
@@ -43,9 +44,10 @@ _RESEARCH_TOOLS = {"webSearch", "webFetch", "read"}
 
 def preload() -> None:
     """Load what the first operation would (the executors, pydantic-ai's model layer, the history's schema):
-    blocking, thread-safe."""
-    importlib.import_module(f"{__package__}._executors")
-    dump_message(user_request("warm-up"))
+    blocking, thread-safe (under `HEAVY_IMPORTS`)."""
+    with HEAVY_IMPORTS:
+        importlib.import_module(f"{__package__}._executors")
+        dump_message(user_request("warm-up"))
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,8 @@ class NewOperation:
     """Events announcing it (after the `user_message`); the first one written carries the rows."""
     mutate: Mutation | None = None
     """Another store change committed with its rows (a new title, a superseded answer, the parent's ledger)."""
+    compact_focus: str | None = None
+    """A `compact` operation's instructions: what the summary should keep."""
 
 
 class Operations:
@@ -227,6 +231,7 @@ class Operations:
             depth=parent.depth + 1 if parent else 0,
             # The same set, not a copy: "continue once" past a budget covers the whole request, sub-agents included.
             budget_allowed=parent.budget_allowed if parent else set(),
+            compact_focus=spec.compact_focus,
         )
         handle = self._make_handle(state, spec.target, spec.workspace)
         self.launch(handle)
@@ -255,7 +260,8 @@ class Operations:
     def _make_handle(self, state: OperationState, target: ModelTarget, workspace: Path) -> Handle:
         # The executors (and pydantic-ai's model layer with them) load with the first operation in play, not with
         # the runtime: the server answers its first requests without them (`preload` loads them early).
-        from ._executors import OperationRunner
+        with HEAVY_IMPORTS:
+            from ._executors import OperationRunner
 
         runner = OperationRunner(
             self.deps,

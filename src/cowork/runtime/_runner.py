@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from cowork.models import history_chars
 from cowork.policy import PolicyDecision
 from cowork.protocol import GuardrailCode, OperationStatus, ToolCallStatus
 
 from ._state import LedgerEntry, Limits, OperationState
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
 
 __all__ = [
     "ApplySteering",
@@ -35,6 +38,7 @@ __all__ = [
     "decide",
     "estimate_tokens",
     "rerun_reason",
+    "split_point",
 ]
 
 Decision = Literal["run", "ask", "question"]
@@ -88,7 +92,7 @@ class ApplySteering:
 
 @dataclass(frozen=True)
 class CompressContext:
-    pass
+    """Summarise the oldest part of the history (for a `compact` operation: all but the latest exchange)."""
 
 
 @dataclass(frozen=True)
@@ -141,6 +145,27 @@ def estimate_tokens(state: OperationState, extra_chars: int = 0) -> int:
     if state.last_input_tokens:
         return state.last_input_tokens + state.last_output_tokens + (state.chars_since_usage + extra_chars) // 4
     return (history_chars(state.messages) + extra_chars) // 4
+
+
+def _safe_start(message: ModelMessage) -> bool:
+    """A kept part may start here without splitting a tool call from its result."""
+    if message.kind == "response":
+        return True
+    return not any(part.part_kind == "tool-return" for part in message.parts)
+
+
+def split_point(messages: list[ModelMessage], keep_tokens: int) -> int | None:
+    """Where compression keeps the (newest) part of a history from: as little as fits `keep_tokens`, at a safe
+    boundary, and leaving at least two messages to summarise. None when no such point exists."""
+    kept_chars = 0
+    best: int | None = None
+    for index in range(len(messages) - 1, 1, -1):
+        kept_chars += len(str(messages[index]))
+        if kept_chars // 4 > keep_tokens and best is not None:
+            break
+        if _safe_start(messages[index]):
+            best = index
+    return best
 
 
 def _tool_phase(state: OperationState, limits: Limits, policy: Policy) -> list[Instruction]:
@@ -256,6 +281,8 @@ def decide(state: OperationState, limits: Limits, policy: Policy, *, now: float)
     """The next instructions for a running operation, in the order to carry them out."""
     if state.status != OperationStatus.RUNNING:
         return [Wait()]
+    if state.origin == "compact":  # `/compact`: compress once, then end; the model is not asked anything else
+        return [Finish()] if state.summary is not None else [CompressContext()]
     last = state.messages[-1] if state.messages else None
     # Told apart by their tag rather than isinstance: deciding needs no pydantic-ai import.
     if last is not None and last.kind == "response" and state.calls:

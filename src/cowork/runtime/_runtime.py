@@ -21,6 +21,7 @@ from cowork.protocol import (
     OperationStatus,
     PendingRequests,
     RespondResult,
+    SessionCompactParams,
     SessionDiffResult,
     TurnRetryParams,
     TurnRetryResult,
@@ -107,6 +108,10 @@ class Runtime:
     async def start_turn(self, params: TurnStartParams) -> TurnStartResult:
         """`turn/start` (see `Turns.start`)."""
         return await self.turns.start(params)
+
+    async def compact(self, params: SessionCompactParams) -> TurnStartResult:
+        """`session/compact` (see `Turns.compact`)."""
+        return await self.turns.compact(params)
 
     async def steer(self, params: TurnSteerParams) -> TurnSteerResult:
         """`turn/steer` (see `Turns.steer`)."""

@@ -167,6 +167,8 @@ class OperationState:
     chars_since_usage: int = 0
     compress_failed_at_step: int = -1
     summary: str | None = None
+    compact_focus: str | None = None
+    """A `compact` operation's instructions (what the summary should keep); kept in memory only."""
     root_id: str | None = None
     """The top-level operation (the user's request) a sub-agent works for; its spend counts there."""
     budget_allowed: set[str] = field(default_factory=set)

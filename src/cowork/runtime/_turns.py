@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cowork.models import ModelSelector, history_chars
+from cowork.models import ModelSelector, ModelTarget, history_chars
 from cowork.protocol import (
     ErrorCode,
     ErrorSource,
@@ -14,6 +14,7 @@ from cowork.protocol import (
     OperationStatus,
     ProtocolError,
     Route,
+    SessionCompactParams,
     SessionUpdated,
     TurnStartParams,
     TurnStartResult,
@@ -22,13 +23,14 @@ from cowork.protocol import (
     UserMessage,
 )
 from cowork.sessions import SessionSettings, new_id, session_not_found
-from cowork.store import Connection, OperationInputRow, repos
+from cowork.store import Connection, OperationInputRow, SessionRow, repos
 
 from ._handles import CachedThread
 from ._history import repair_with_positions
 from ._loading import read_thread
 from ._operations import NewOperation, Operations
 from ._routing import Routed, TurnRouter
+from ._runner import split_point
 from ._state import Steer
 
 if TYPE_CHECKING:
@@ -68,7 +70,7 @@ def _title_from(text: str) -> str:
 
 
 class Turns:
-    """`turn/start` and `turn/steer`."""
+    """`turn/start`, `turn/steer` and `session/compact`."""
 
     def __init__(
         self, operations: Operations, settings: SessionSettings, selector: ModelSelector, router: TurnRouter
@@ -113,16 +115,7 @@ class Turns:
                     source=ErrorSource.RUNTIME,
                     details={"operationId": running.state.id},
                 )
-            routed: Routed | None = None
-            if self._router.routes(session):
-                routed = await self._router.route(params.text, await self._history_tokens(sid))
-                target = self._selector.resolve(routed.decision.tier.provider, routed.decision.tier.model)
-            else:
-                target = self._selector.resolve(session.provider, session.model)
-                if session.model is None:
-                    served = await self._router.served_default(target)
-                    if served is not None:
-                        target = self._selector.resolve(target.provider, served)
+            routed, target = await self._target(session, params.text)
             if previous is not None:
                 await ops.cancel(previous.id, reason="Superseded by a new message.")
             cached = ops.threads.take(sid)
@@ -157,6 +150,76 @@ class Turns:
                     tier=routed.decision.tier.name if routed else None,
                     events=events,
                     mutate=retitle,
+                )
+            )
+            return TurnStartResult(operation_id=operation_id, status=S.RUNNING, duplicate=False)
+
+    async def _target(self, session: SessionRow, text: str) -> tuple[Routed | None, ModelTarget]:
+        """The model a new operation of `session` uses, and the router's decision when the router chose it."""
+        if self._router.routes(session):
+            routed = await self._router.route(text, await self._history_tokens(session.id))
+            return routed, self._selector.resolve(routed.decision.tier.provider, routed.decision.tier.model)
+        target = self._selector.resolve(session.provider, session.model)
+        if session.model is None:
+            served = await self._router.served_default(target)
+            if served is not None:
+                target = self._selector.resolve(target.provider, served)
+        return None, target
+
+    async def compact(self, params: SessionCompactParams) -> TurnStartResult:
+        """Compress the session's history now, in an operation of its own (`session/compact`).
+
+        Raises:
+            ProtocolError: `session_not_found`; `busy` while a turn runs, waits for an answer or was interrupted
+                (compressing then would cancel it); `nothing_to_compact` when the history is too short;
+                `no_provider`/`unknown_provider`. Nothing is recorded then.
+        """
+        sid = params.session_id
+        ops = self._ops
+        async with ops.session_lock(sid):
+            session, active = await ops.deps.db.read(
+                lambda conn: (
+                    repos.sessions.get(conn, sid),
+                    repos.operations.latest_active(conn, sid, [S.RUNNING, S.WAITING_FOR_HUMAN, S.INTERRUPTED]),
+                )
+            )
+            if session is None:
+                raise session_not_found(sid)
+            running = ops.running_turn(sid)
+            busy = running.state.id if running is not None else active.id if active is not None else None
+            if busy is not None:
+                raise ProtocolError(
+                    ErrorCode.BUSY,
+                    "This session has a turn in progress (running, waiting for an answer, or interrupted); finish "
+                    "or cancel it before compacting.",
+                    source=ErrorSource.RUNTIME,
+                    details={"operationId": busy},
+                )
+            history = ops.threads.get(sid)
+            if history is None:
+                thread = await ops.deps.db.read(lambda conn: read_thread(conn, sid))
+                messages, positions = repair_with_positions(thread.messages, thread.positions)
+                history = CachedThread(messages, positions, thread.next_position)
+            if split_point(history.messages, 0) is None:
+                raise ProtocolError(
+                    ErrorCode.NOTHING_TO_COMPACT,
+                    "Nothing to compact yet: the conversation is too short to summarise.",
+                    source=ErrorSource.RUNTIME,
+                )
+            self._settings.remember(session)
+            _, target = await self._target(session, "Summarise this conversation.")
+            operation_id = new_id("op")
+            ops.threads.take(sid)  # the operation is about to change it
+            await ops.new_operation(
+                NewOperation(
+                    session_id=sid,
+                    thread_id=sid,
+                    origin="compact",
+                    target=target,
+                    workspace=Path(session.workspace),
+                    operation_id=operation_id,
+                    history=history,
+                    compact_focus=params.instructions.strip() if params.instructions else None,
                 )
             )
             return TurnStartResult(operation_id=operation_id, status=S.RUNNING, duplicate=False)

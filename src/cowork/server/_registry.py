@@ -26,6 +26,7 @@ HANDLERS: Mapping[str, Handler] = MappingProxyType(
         "initialize": server.initialize,
         "ping": server.ping,
         "session/create": sessions.session_create,
+        "session/compact": sessions.session_compact,
         "session/diff": sessions.session_diff,
         "session/list": sessions.session_list,
         "session/update": sessions.session_update,

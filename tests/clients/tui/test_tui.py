@@ -298,3 +298,20 @@ async def test_launching_twice_without_writing_leaves_one_session(
     finally:
         await client.close()
     assert sorted(s["id"] for s in listed["sessions"]) == sorted({seen[0], seen[2]})
+
+
+async def test_compact_from_the_prompt(server: ServerProcess, workspace: Path, mock_llm: MockLLMServer) -> None:
+    mock_llm.set_script([MockResponse(text="written"), MockResponse(text="again"), MockResponse(text="A summary.")])
+    app = app_for(server, workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, app.connected.is_set)
+        await send(pilot, "/compact")
+        await until(pilot, lambda: any("Nothing to compact yet" in str(n.message) for n in app._notifications))
+        await send(pilot, "first")
+        await until(pilot, answered(app))
+        await send(pilot, "second")
+        await until(pilot, lambda: "again" in chat_text(app) and app.state.running is None)
+        await send(pilot, "/compact")
+        await until(pilot, lambda: "context compressed: 3 messages summarised" in chat_text(app))
+        await until(pilot, lambda: app.state.running is None)
+    assert len(mock_llm.requests) == 3

@@ -57,6 +57,7 @@ from cowork.protocol import (
     Reasoning,
     ReceivedEvent,
     Route,
+    SessionCompactParams,
     SessionCreateParams,
     SessionDiffResult,
     SessionGetParams,
@@ -446,6 +447,7 @@ class Repl:
             "/clear": self._new,
             "/sessions": self._list_sessions,
             "/diff": self._diff,
+            "/compact": self._compact,
             "/resume": self._resume_command,
             "/model": self._model,
             "/continue": lambda _arg: self.resume_last(),
@@ -591,6 +593,16 @@ class Repl:
                 )
             )
             self.console.print(diff_text(change.diff, 200))
+
+    async def _compact(self, arg: str) -> None:
+        """`/compact [what to keep]`: summarise the conversation so far, shown like a turn (Ctrl-C cancels it)."""
+        if self.session is None:
+            self.console.print(Text("Nothing to compact yet: this session has no messages.", style="dim"))
+            return
+        params = SessionCompactParams(session_id=self.session.id, instructions=arg or None)
+        started: TurnStartResult = await self.rpc.request("session/compact", params)
+        self.console.print(Text("compacting the conversation…", style="dim"))
+        await self.follow(started.operation_id)
 
     async def _list_sessions(self, arg: str) -> None:
         """This folder's sessions that have a message (`--all`: every folder's, with the folder)."""

@@ -408,7 +408,7 @@ class CoworkApp(App[int]):
                     self.dismiss_request()  # answered elsewhere (another client)
             case OperationStatusChanged():
                 if self.state.running is None and self.state.boundary is not None and event.seq > self.state.boundary:
-                    self.run_worker(self._guarded(self._refresh_sessions()), group="sessions", exclusive=True)
+                    self.run_worker(self.guarded(self._refresh_sessions()), group="sessions", exclusive=True)
             case (
                 UserMessage()
                 | ModelStreamChunk()
@@ -494,7 +494,7 @@ class CoworkApp(App[int]):
     @work(group="respond")
     async def _respond(self, method: str, params: ApprovalRespondParams | AskRespondParams) -> None:
         try:
-            await self._call(method, params)
+            await self.rpc_request(method, params)
         except RpcError as exc:
             if exc.code != "already_resolved":  # another client answered first; nothing to say
                 self.notify(exc.message, title=exc.code, severity="error")
@@ -503,12 +503,14 @@ class CoworkApp(App[int]):
 
     # -- actions ----------------------------------------------------------------------------------------------
 
-    async def _call(self, method: str, params: Any) -> Any:
+    async def rpc_request(self, method: str, params: Any) -> Any:
+        """One request to the server, its typed result (raises `RpcError`, also when disconnected)."""
         if self.rpc is None:
             raise RpcError("disconnected", "Not connected to the Cowork server (reconnecting…).")
         return await self.rpc.request(method, params)
 
-    async def _guarded(self, call: Awaitable[Any]) -> Any:
+    async def guarded(self, call: Awaitable[Any]) -> Any:
+        """`call`'s result, or None after a notification saying why it failed."""
         try:
             return await call
         except RpcError as exc:
@@ -528,10 +530,10 @@ class CoworkApp(App[int]):
             return
         if self.state.running is not None:
             params: Any = TurnSteerParams(session_id=self.session.id, text=text, client_message_id=uuid.uuid4().hex)
-            self.run_worker(self._guarded(self._call("turn/steer", params)), group="turn")
+            self.run_worker(self.guarded(self.rpc_request("turn/steer", params)), group="turn")
         else:
             params = TurnStartParams(session_id=self.session.id, text=text, client_message_id=uuid.uuid4().hex)
-            self.run_worker(self._guarded(self._call("turn/start", params)), group="turn")
+            self.run_worker(self.guarded(self.rpc_request("turn/start", params)), group="turn")
 
     @on(ListView.Selected, "#sessions")
     async def _session_selected(self, event: ListView.Selected) -> None:
@@ -542,11 +544,11 @@ class CoworkApp(App[int]):
     @work(exclusive=True, group="switch")
     async def switch_session(self, session_id: str) -> None:
         async def switch() -> None:
-            got = await self._call("session/get", SessionGetParams(session_id=session_id))
+            got = await self.rpc_request("session/get", SessionGetParams(session_id=session_id))
             await self.show_session(got.session)
             await self._refresh_sessions()
 
-        await self._guarded(switch())
+        await self.guarded(switch())
         self.query_one("#prompt", Input).focus()  # back to typing in the session just opened
 
     @work(exclusive=True, group="switch")
@@ -557,19 +559,19 @@ class CoworkApp(App[int]):
             return
 
         async def create() -> None:
-            session = await self._call("session/create", self._create_params())
+            session = await self.rpc_request("session/create", self._create_params())
             await self.show_session(session)
             await self._refresh_sessions()
             self.query_one("#prompt", Input).focus()
 
-        await self._guarded(create())
+        await self.guarded(create())
 
     @work(exclusive=True, group="models")
     async def action_pick_model(self) -> None:
         if self.session is None:
             return
-        models: ModelListResult | None = await self._guarded(
-            self._call("model/list", ModelListParams(session_id=self.session.id))
+        models: ModelListResult | None = await self.guarded(
+            self.rpc_request("model/list", ModelListParams(session_id=self.session.id))
         )
         if models is None:
             return
@@ -582,7 +584,9 @@ class CoworkApp(App[int]):
         """Switch the shown session's model (`/model provider:model`, the picker); a refusal is shown as said."""
         if self.session is None:
             return
-        session = await self._guarded(self._call("model/set", ModelSetParams(session_id=self.session.id, model=choice)))
+        session = await self.guarded(
+            self.rpc_request("model/set", ModelSetParams(session_id=self.session.id, model=choice))
+        )
         if session is not None:
             self.session = session
             self._set_model_label(session)
@@ -614,22 +618,22 @@ class CoworkApp(App[int]):
         if self.session is None or self.state.running is None or isinstance(self.screen, ModalScreen):
             return  # Escape in a dialog closes or ignores the dialog; it never cancels the turn
         params = TurnCancelParams(session_id=self.session.id, operation_id=self.state.running)
-        await self._guarded(self._call("turn/cancel", params))
+        await self.guarded(self.rpc_request("turn/cancel", params))
 
     async def action_continue_turn(self) -> None:
         """Resume the session's interrupted turn (after a server restart)."""
         if self.session is None or self.rpc is None:
             return
-        got = await self._guarded(self._call("session/get", SessionGetParams(session_id=self.session.id)))
+        got = await self.guarded(self.rpc_request("session/get", SessionGetParams(session_id=self.session.id)))
         operation_id = got.session.active_operation_id if got is not None else None
         if operation_id is None:
             self.notify("Nothing to continue in this session.")
             return
-        await self._guarded(self._call("operation/resume", OperationRef(operation_id=operation_id)))
+        await self.guarded(self.rpc_request("operation/resume", OperationRef(operation_id=operation_id)))
 
     async def action_refresh_mcp(self) -> None:
         if self.rpc is not None:
-            await self._guarded(self._load_mcp(self.rpc))
+            await self.guarded(self._load_mcp(self.rpc))
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield SystemCommand("New session", "Start a new session in this workspace", self.action_new_session)

@@ -12,6 +12,7 @@ from rich.text import Text
 from cowork.clients import format as fmt
 from cowork.protocol import (
     SLASH_COMMANDS,
+    SessionCompactParams,
     SessionDiffResult,
     SessionListParams,
     SessionListResult,
@@ -68,6 +69,8 @@ async def run_command(app: CoworkApp, text: str) -> None:
         await _tools(app, arg)
     elif name == "diff":
         await _diff(app)
+    elif name == "compact":
+        await _compact(app, arg)
     elif name == "usage":
         usage = app.state.usage
         line = f"This session: {usage.input_tokens:,} tokens in · {usage.output_tokens:,} out · "
@@ -92,11 +95,20 @@ async def _resume(app: CoworkApp, arg: str) -> None:
         await app.show_session(target)
 
 
+async def _compact(app: CoworkApp, arg: str) -> None:
+    """Runs like a turn: its `context_compressed` line shows in the chat, Esc cancels it."""
+    if app.session is None:
+        return
+    params = SessionCompactParams(session_id=app.session.id, instructions=arg or None)
+    if await app.guarded(app.rpc_request("session/compact", params)) is not None:
+        await app.chat.note(Text("compacting the conversation…", style="dim"))
+
+
 async def _diff(app: CoworkApp) -> None:
     if app.session is None:
         return
-    result: SessionDiffResult | None = await app._guarded(
-        app._call("session/diff", SessionRef(session_id=app.session.id))
+    result: SessionDiffResult | None = await app.guarded(
+        app.rpc_request("session/diff", SessionRef(session_id=app.session.id))
     )
     if result is None:
         return
@@ -120,10 +132,10 @@ async def _tools(app: CoworkApp, arg: str) -> None:
             await app.chat.note(Text("Usage: /tools [NAME always|never|inherit]", style="yellow"))
             return
         params = ToolSetPolicyParams.model_validate({"name": name, "policy": policy.strip()})
-        if await app._guarded(app._call("tool/setPolicy", params)) is not None:
+        if await app.guarded(app.rpc_request("tool/setPolicy", params)) is not None:
             await app.chat.note(Text(f"{name}: {policy.strip()}", style="dim"))
         return
-    result: ToolListResult | None = await app._guarded(app._call("tool/list", None))
+    result: ToolListResult | None = await app.guarded(app.rpc_request("tool/list", None))
     if result is None:
         return
     lines = Text()
@@ -135,8 +147,8 @@ async def _tools(app: CoworkApp, arg: str) -> None:
 
 async def _sessions(app: CoworkApp, *, every: bool) -> None:
     folder = None if every or app.session is None else app.session.workspace
-    result: SessionListResult | None = await app._guarded(
-        app._call("session/list", SessionListParams(limit=30, workspace=folder, include_empty=False))
+    result: SessionListResult | None = await app.guarded(
+        app.rpc_request("session/list", SessionListParams(limit=30, workspace=folder, include_empty=False))
     )
     if result is None:
         return
@@ -160,7 +172,7 @@ async def _switch(app: CoworkApp, name: str, arg: str) -> None:
         return
     value = arg == "on"
     params = SessionUpdateParams(session_id=app.session.id, **{name: value})
-    session = await app._guarded(app._call("session/update", params))
+    session = await app.guarded(app.rpc_request("session/update", params))
     if session is not None:
         app.session = session
         what = "shell commands may reach the network" if name == "network" else "approvals and the sandbox are OFF"

@@ -8,6 +8,7 @@ from typing import Any, assert_never
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.markup import escape
+from textual.widget import MountError
 from textual.widgets import Collapsible, ListItem, ListView, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
@@ -333,8 +334,13 @@ class SessionList(ListView):
     """The sessions sidebar (newest first); Enter or a click switches to one."""
 
     async def show(self, sessions: list[SessionInfo], current: str | None) -> None:
-        await self.clear()
-        await self.extend(SessionItem(s, s.id == current) for s in sessions)
+        try:
+            await self.clear()
+            await self.extend(SessionItem(s, s.id == current) for s in sessions)
+        except MountError:
+            if self.is_attached:
+                raise
+            return  # the app quit while the list was being refilled: the list is gone, nothing to show
         for index, session in enumerate(sessions):
             if session.id == current:
                 self.index = index

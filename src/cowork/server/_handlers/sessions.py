@@ -10,6 +10,7 @@ from cowork.protocol import (
     EventsReplayParams,
     EventsReplayResult,
     RespondResult,
+    SessionCompactParams,
     SessionCreateParams,
     SessionDiffResult,
     SessionGetParams,
@@ -38,6 +39,7 @@ __all__ = [
     "approval_respond",
     "ask_respond",
     "events_replay",
+    "session_compact",
     "session_create",
     "session_diff",
     "session_get",
@@ -101,6 +103,12 @@ async def turn_start(core: Core, peer: Peer | None, params: TurnStartParams) -> 
         # Subscribe first (live only), so not one event of this turn can slip past the connection that started it.
         await peer.subscribe(params.session_id, None)
     return await core.runtime.start_turn(params)
+
+
+async def session_compact(core: Core, peer: Peer | None, params: SessionCompactParams) -> TurnStartResult:
+    if peer is not None:
+        await peer.subscribe(params.session_id, None)
+    return await core.runtime.compact(params)
 
 
 async def turn_cancel(core: Core, peer: Peer | None, params: TurnCancelParams) -> TurnCancelResult:

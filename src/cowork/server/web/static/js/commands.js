@@ -71,6 +71,16 @@ export async function runCommand(app, text) {
           result.files.map((f) => [h("div", { class: "diff-file" }, h("strong", {}, `${f.status} ${f.path}`), ` +${f.additions} −${f.deletions}`), diffView(f.diff, "file-diff")])));
         break;
       }
+      case "compact": {
+        if (!app.current) {
+          say(app, "Nothing to compact yet: this session has no messages.", "warn");
+          break;
+        }
+        // Runs like a turn: its `context_compressed` note shows in the chat, and Stop cancels it.
+        await app.rpc.call("session/compact", { sessionId: app.current.session.id, ...(arg ? { instructions: arg } : {}) });
+        say(app, "Compacting the conversation…");
+        break;
+      }
       default:
         say(app, `/${name} is not available in the web UI; use the REPL (cowork).`, "warn");
     }
