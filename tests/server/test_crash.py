@@ -307,7 +307,11 @@ async def test_an_answer_committed_just_before_a_kill_is_resumable(
     mock_llm.set_script(
         [MockResponse(tool_calls=[MockToolCall(name="mark", arguments={"label": "d"})]), MockResponse(text="d done")]
     )
-    server.start()
+    with server:  # stopped at the end, also when an assertion fails
+        await answer_then_die_and_resume(server, tmp_path, marks_file)
+
+
+async def answer_then_die_and_resume(server: ServerProcess, tmp_path: Path, marks_file: Path) -> None:
     client = await EventClient.connect(server.address)
     sid = (await client.call("session/create", {}))["id"]
     op = (await client.call("turn/start", {"sessionId": sid, "text": "mark d", "clientMessageId": "d"}))["operationId"]
@@ -334,4 +338,3 @@ async def test_an_answer_committed_just_before_a_kill_is_resumable(
     assert await client.wait_turn_end(op) == "done"
     assert marks(marks_file).count("mark d") == 1
     await client.close()
-    server.stop()

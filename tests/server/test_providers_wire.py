@@ -240,6 +240,8 @@ async def test_a_server_of_ones_own_is_asked_for_the_default_model(tmp_path: Pat
             try:
                 listed = await client.call("model/list", {})
                 assert (listed["currentProvider"], listed["currentModel"]) == ("openai", "served-first")
+                init = await client.call("initialize", {"clientInfo": {"name": "test", "version": "0"}})
+                assert (init["config"]["provider"], init["config"]["model"]) == ("openai", "served-first")
                 sid = (await client.call("session/create", {}))["id"]
                 op = await client.call("turn/start", {"sessionId": sid, "text": "hi", "clientMessageId": "a"})
                 assert await client.wait_turn_end(op["operationId"]) == "done"

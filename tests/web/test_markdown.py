@@ -15,6 +15,7 @@ from .conftest import open_ui
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 ANSWER = """Edit `src/__init__.py` and __init__.py too; see https://example.com/a_x_b and [docs](javascript:alert(1)).
+Wrote todo.md and setup.py, mailed ops@example.com.
 
 1. first
 2. second
@@ -52,6 +53,7 @@ async def test_markdown_cases(
     await expect(link).to_have_text("https://example.com/a_x_b")  # no <em> inside the URL
     assert await link.get_attribute("target") == "_blank"
     assert await answer.locator('a[href^="javascript"]').count() == 0  # not a link at all
+    assert await answer.locator("a").count() == 1  # file names (todo.md: Moldova's domain) are not links
     await expect(answer.locator("ol > li > ul > li > ul > li")).to_have_text("deeper")  # nesting kept
     await expect(answer.locator("ol").nth(1)).to_have_attribute("start", "3")  # numbering goes on
     await expect(answer.locator("pre.code code")).to_have_text("make check")

@@ -249,14 +249,19 @@ class ProviderService:
         """A local server, or a provider given a base URL of its own: it decides which models exist."""
         return preset.local or self._selector.base_url(preset) != preset.base_url
 
-    async def served_default(self, provider: str, model: str) -> str | None:
+    async def served_default(self, provider: str, model: str, *, wait: float | None = None) -> str | None:
         """The model to use instead of `model`, the catalog's default for `provider`, when the provider is a server
         of one's own that answers and does not serve it: the first model it serves. None: keep `model` (also when
-        the user's configuration names it, or the server cannot be asked)."""
+        the user's configuration names it, or the server cannot be asked, or did not answer within `wait` seconds;
+        the question then goes on, and its answer is cached for the next caller)."""
         preset = self._selector.presets.get(provider)
         if preset is None or not self.own_server(preset) or self._selector.model_is_configured(provider):
             return None
-        served = await self.served_models(preset)
+        asking = asyncio.ensure_future(self.served_models(preset))
+        try:
+            served = await asyncio.wait_for(asyncio.shield(asking), wait)
+        except TimeoutError:
+            return None
         if served.state != "connected" or not served.models:
             return None
         if any(same_model(name, model) for name in served.models):

@@ -4,6 +4,7 @@ model, and the endings (stop, finish, fail, cancel, interrupt)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import partial
 
 from pydantic_ai.messages import ModelRequest, ModelResponse, ToolReturnPart, UserPromptPart
 
@@ -19,6 +20,7 @@ from cowork.protocol import (
     ToolCallStatus,
 )
 from cowork.store import Connection, repos
+from cowork.tools._fsutil import run_blocking
 
 from ._history import display_text
 from ._runner import RequestHumanApprove, Stop
@@ -34,15 +36,19 @@ S = OperationStatus
 class HumanSteps(RunnerBase):
     """`request_human_approve`, `ask`, `record_tool_results`, `apply_steering` and the endings."""
 
-    def _request_approvals(self, instruction: RequestHumanApprove) -> None:
+    async def _request_approvals(self, instruction: RequestHumanApprove) -> None:
         allow = instruction.allow or (None,) * len(instruction.tool_call_ids)
-        for call_id, reason, dangerous, key in zip(
-            instruction.tool_call_ids, instruction.reasons, instruction.dangerous, allow, strict=True
+        # The diffs first, off the event loop (each reads a file of up to 2 MB); then every request at once.
+        previews = [
+            await run_blocking(partial(self._approval_preview, self.state.calls[call_id]))
+            for call_id in instruction.tool_call_ids
+        ]
+        for call_id, reason, dangerous, key, preview in zip(
+            instruction.tool_call_ids, instruction.reasons, instruction.dangerous, allow, previews, strict=True
         ):
             entry = self.state.calls[call_id]
             entry.rerun = entry.status == C.INTERRUPTED
             transition_call(entry, C.AWAITING_APPROVAL)
-            preview = self._approval_preview(entry)
             key = None if dangerous else key
             session_allow = describe_allowance(key) if key else None
             payload = {

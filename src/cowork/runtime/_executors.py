@@ -173,7 +173,7 @@ class OperationRunner(ModelSteps, HumanSteps):
         elif isinstance(instruction, AwaitRunning):
             await asyncio.wait(list(self._inflight.values()))
         elif isinstance(instruction, RequestHumanApprove):
-            self._request_approvals(instruction)
+            await self._request_approvals(instruction)
         elif isinstance(instruction, AskHuman):
             self._ask(instruction.tool_call_id)
         elif isinstance(instruction, RecordToolResults):

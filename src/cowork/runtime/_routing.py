@@ -23,6 +23,9 @@ class Routed:
     warning: str | None = None
 
 
+_SERVED_WAIT_SECONDS = 2.0
+
+
 class TurnRouter:
     """Builds the router from configuration and asks the provider service whether the local tier is usable."""
 
@@ -62,7 +65,8 @@ class TurnRouter:
     async def served_default(self, target: ModelTarget) -> str | None:
         """A served model to use instead of the catalog's default one the provider's own server does not serve
         (see `ProviderService.served_default`)."""
-        return await self._providers.served_default(target.provider, target.model)
+        # Bounded: a slow or unreachable server must not hold up the turn (it then fails or runs with `target`).
+        return await self._providers.served_default(target.provider, target.model, wait=_SERVED_WAIT_SECONDS)
 
     def routes(self, session: SessionRow) -> bool:
         """Does the router pick this session's model? (`auto`, or no choice of its own and routing enabled)."""

@@ -31,10 +31,17 @@ _STARTED_AT = datetime.now(UTC)
 """When this server started: this module is loaded while the app is built, before the port opens."""
 
 
+_SERVED_WAIT_SECONDS = 0.3
+
+
 async def initialize(core: Core, peer: Peer | None, params: InitializeParams) -> InitializeResult:
     config = core.config
     provider = core.selector.default_provider()
     preset = presets().get(provider) if provider else None
+    model = core.selector.default_model(provider) if provider else None
+    if provider and model:
+        # What a turn would use: a server of one's own may not serve the catalog's default (a short wait at most).
+        model = await core.providers.served_default(provider, model, wait=_SERVED_WAIT_SECONDS) or model
     return InitializeResult(
         protocol_version=PROTOCOL_VERSION,
         server_info=ServerInfo(
@@ -57,7 +64,7 @@ async def initialize(core: Core, peer: Peer | None, params: InitializeParams) ->
         config=PublicConfig(
             workspace=str(core.workspace),
             provider=provider,
-            model=core.selector.default_model(provider) if provider else None,
+            model=model,
             home=str(core.paths.home),
             base_url=core.selector.base_url(preset) if preset else None,
             warnings=core.loaded.warnings(),

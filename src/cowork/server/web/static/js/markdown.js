@@ -62,6 +62,8 @@ function codeBlock(lines, lang, open) {
 
 
 const md = window.markdownit({ html: false, linkify: true, typographer: false });
+// Only links written with their scheme: a file name such as `todo.md` or `setup.py` is not a web address.
+md.linkify.set({ fuzzyLink: false, fuzzyEmail: false });
 md.validateLink = (url) => /^(https?:|mailto:)/i.test(url.trim());
 // Underscores never make emphasis: in code talk they are names (`__init__.py`, snake_case, URLs); *text* does.
 md.inline.ruler.before("emphasis", "literal_underscore", (state, silent) => {
