@@ -176,3 +176,28 @@ def test_compact_summarises_the_conversation(
     assert "keep in particular: the notes" in (mock_llm.requests[-1].system or "")
     assert len(mock_llm.requests) == 3
     quit_(child)
+
+
+def test_export_saves_the_session_here_and_never_overwrites(
+    workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    mock_llm.set_script([MockResponse(text="Noted the plan.")])
+    child = start(workspace, mock_llm, cli_env, tmp_path)
+    child.send("/export\r")
+    child.expect("Nothing to export yet")
+    child.send("plan the week\r")
+    child.expect("Noted the plan")
+    child.expect(PROMPT)
+    child.send("/export\r")
+    child.expect("as markdown to .*plan-the-week\\.md")
+    child.expect(PROMPT)
+    child.send("/export\r")
+    child.expect("exists already")
+    child.expect(PROMPT)
+    child.send("/export json week.json\r")
+    child.expect("as json to .*week\\.json")
+    child.expect(PROMPT)
+    assert (workspace / "plan-the-week.md").read_text(encoding="utf-8").startswith("# plan the week\n")
+    assert json.loads((workspace / "week.json").read_text(encoding="utf-8"))["format"] == "cowork.session"
+    assert len(mock_llm.requests) == 1
+    quit_(child)

@@ -142,3 +142,43 @@ async def test_session_compact_summarises_all_but_the_latest_exchange(
             await client.call("session/compact", {"sessionId": "ses_nope"})
         assert missing.value.code == "session_not_found"
         await client.close()
+
+
+async def test_session_export_as_markdown_and_json(tmp_path: Path, workspace: Path, mock_llm: MockLLMServer) -> None:
+    (workspace / "notes.md").write_text("Intro\n```js\nalert(1)\n```\n", encoding="utf-8")
+    mock_llm.set_script(
+        [
+            MockResponse(tool_calls=[MockToolCall(name="read", arguments={"filePath": "notes.md"})]),
+            MockResponse(text="It has a `js` block."),
+        ]
+    )
+    with ServerProcess(tmp_path / "home", workspace, env=provider_env("openai", mock_llm.openai_base_url)) as server:
+        client = await EventClient.connect(server.address)
+        sid = (await client.call("session/create", {}))["id"]
+        op = await client.call("turn/start", {"sessionId": sid, "text": "Show me: notes/*", "clientMessageId": "1"})
+        assert await client.wait_turn_end(op["operationId"]) == "done"
+
+        markdown = await client.call("session/export", {"sessionId": sid})
+        assert (markdown["filename"], markdown["mediaType"]) == ("show-me-notes.md", "text/markdown")
+        text = markdown["content"]
+        assert text.startswith("# Show me: notes/*\n") and f"session `{sid}`" in text
+        assert '## You\n\nShow me: notes/*\n\n## Cowork\n\n**read** ` {"filePath": "notes.md"} `\n' in text
+        # The file's own fence cannot end the block that holds it: the block's fence is longer.
+        assert "result:\n````text\n" in text and "```js\n" in text and text.count("````") == 2
+        assert text.rstrip().endswith("It has a `js` block.")
+
+        exported = await client.call("session/export", {"sessionId": sid, "format": "json"})
+        document = json.loads(exported["content"])
+        assert (document["format"], document["version"], document["session"]["id"]) == ("cowork.session", 1, sid)
+        replayed = await client.call("events/replay", {"sessionId": sid, "afterSeq": 0, "limit": 10_000})
+        assert document["events"] == replayed["events"] and exported["events"] == len(replayed["events"])
+        assert exported["filename"] == "show-me-notes.json"
+
+        for params, code in (
+            ({"sessionId": "ses_nope"}, "session_not_found"),
+            ({"sessionId": sid, "format": "pdf"}, "invalid_params"),
+        ):
+            with pytest.raises(RpcError) as refused:
+                await client.call("session/export", params)
+            assert refused.value.code == code
+        await client.close()

@@ -90,6 +90,8 @@ __all__ = [
     "SessionCompactParams",
     "SessionCreateParams",
     "SessionDiffResult",
+    "SessionExportParams",
+    "SessionExportResult",
     "SessionGetParams",
     "SessionGetResult",
     "SessionInfo",
@@ -338,6 +340,20 @@ class TurnStartResult(WireModel):
     duplicate: bool = Field(description="True when this clientMessageId had already started a turn.")
 
 
+class SessionExportParams(Params):
+    session_id: str = _ID
+    format: Literal["markdown", "json"] = Field(
+        default="markdown", description="`markdown` for people; `json`: the session and its whole event log."
+    )
+
+
+class SessionExportResult(WireModel):
+    filename: str = Field(description="A file name to save it under: the title made safe, with the extension.")
+    media_type: str
+    content: str
+    events: int = Field(description="How many events of the log it was written from.")
+
+
 class SessionCompactParams(Params):
     session_id: str = _ID
     instructions: str | None = Field(
@@ -481,6 +497,14 @@ METHODS: dict[str, MethodSpec] = {
             SessionDiffResult,
             "What the session's `edit` and `write` calls changed: each file against its text before the session's "
             "first change to it (shell commands are not tracked).",
+            "session_not_found",
+        ),
+        _spec(
+            "session/export",
+            SessionExportParams,
+            SessionExportResult,
+            "The session written out: Markdown for people (messages, tool calls with shortened results, diffs), or "
+            "JSON (the session and its whole event log, as `events/replay` returns it).",
             "session_not_found",
         ),
         _spec(

@@ -1,4 +1,4 @@
-"""Sessions: create, list, read, replay their event log, change their settings."""
+"""Sessions: create, list, read, replay their event log, export it, change their settings."""
 
 from __future__ import annotations
 
@@ -19,12 +19,15 @@ from cowork.protocol import (
     ProtocolError,
     SessionCreateParams,
     SessionEvent,
+    SessionExportParams,
+    SessionExportResult,
     SessionInfo,
     SessionListParams,
     SessionUpdated,
 )
 from cowork.store import Connection, Database, EventRow, MessageRow, SessionRow, repos
 
+from ._export import export_filename, export_json, export_markdown
 from ._journal import Journal
 
 __all__ = ["AUTO_MODEL", "SessionService", "event_from_row", "new_id", "session_not_found"]
@@ -192,6 +195,35 @@ class SessionService:
         has_more = len(rows) > limit
         events = [event_from_row(r) for r in rows[:limit]]
         return EventsReplayResult(events=events, last_seq=session.last_seq, has_more=has_more)
+
+    async def export(self, params: SessionExportParams) -> SessionExportResult:
+        """The session as Markdown or JSON (see `_export`), with a file name to save it under.
+
+        Raises:
+            ProtocolError: `session_not_found`.
+        """
+        sid = params.session_id
+
+        def read(conn: Connection) -> tuple[SessionRow | None, list[EventRow]]:
+            session = repos.sessions.get(conn, sid)
+            return session, repos.events.after(conn, sid, 0, session.last_seq) if session else []
+
+        row, rows = await self._db.read(read)
+        if row is None:
+            raise session_not_found(sid)
+        session, now = self.info(row), datetime.now(UTC)
+
+        def render() -> SessionExportResult:
+            events = [event_from_row(r) for r in rows]
+            if params.format == "json":
+                content, extension, media = export_json(session, events, now), "json", "application/json"
+            else:
+                content, extension, media = export_markdown(session, events, now), "md", "text/markdown"
+            return SessionExportResult(
+                filename=export_filename(session, extension), media_type=media, content=content, events=len(events)
+            )
+
+        return await anyio.to_thread.run_sync(render)  # a long session's log takes a while to parse and write
 
     async def update_settings(self, session_id: str, **changes: str | bool | None) -> SessionInfo:
         """Change settings and announce them with a `session_updated` event in the same transaction.

@@ -315,3 +315,20 @@ async def test_compact_from_the_prompt(server: ServerProcess, workspace: Path, m
         await until(pilot, lambda: "context compressed: 3 messages summarised" in chat_text(app))
         await until(pilot, lambda: app.state.running is None)
     assert len(mock_llm.requests) == 3
+
+
+async def test_export_from_the_prompt(
+    server: ServerProcess, workspace: Path, mock_llm: MockLLMServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # saved in the folder the TUI was started in
+    mock_llm.set_script([MockResponse(text="written")])
+    app = app_for(server, workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, app.connected.is_set)
+        await send(pilot, "Plan it")
+        await until(pilot, answered(app))
+        await send(pilot, "/export")
+        await until(pilot, lambda: "as markdown to" in chat_text(app))
+        await send(pilot, "/export")
+        await until(pilot, lambda: "exists already" in chat_text(app))
+    assert (tmp_path / "plan-it.md").read_text(encoding="utf-8").startswith("# Plan it\n")

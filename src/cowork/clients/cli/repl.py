@@ -26,6 +26,7 @@ from rich.text import Text
 
 import cowork
 from cowork.clients.connection import RpcClient, RpcError, ServerAddress, cowork_home, ensure_server
+from cowork.clients.export import parse_export, save_export
 from cowork.clients.format import SafeConsole, clean, diff_text, render_todos, shorten, summarize_arguments
 from cowork.protocol import (
     SLASH_COMMANDS,
@@ -60,6 +61,8 @@ from cowork.protocol import (
     SessionCompactParams,
     SessionCreateParams,
     SessionDiffResult,
+    SessionExportParams,
+    SessionExportResult,
     SessionGetParams,
     SessionGetResult,
     SessionInfo,
@@ -448,6 +451,7 @@ class Repl:
             "/sessions": self._list_sessions,
             "/diff": self._diff,
             "/compact": self._compact,
+            "/export": self._export,
             "/resume": self._resume_command,
             "/model": self._model,
             "/continue": lambda _arg: self.resume_last(),
@@ -603,6 +607,24 @@ class Repl:
         started: TurnStartResult = await self.rpc.request("session/compact", params)
         self.console.print(Text("compacting the conversation…", style="dim"))
         await self.follow(started.operation_id)
+
+    async def _export(self, arg: str) -> None:
+        """`/export [md|json] [FILE]`: the session saved in this folder (or at FILE), never over a file."""
+        if self.session is None:
+            self.console.print(Text("Nothing to export yet: this session has no messages.", style="dim"))
+            return
+        fmt, path = parse_export(arg)
+        params = SessionExportParams(session_id=self.session.id, format=fmt)
+        result: SessionExportResult = await self.rpc.request("session/export", params)
+        try:
+            saved = save_export(result, path, Path.cwd())
+        except FileExistsError as exc:
+            print_error(self.console, "file_exists", f"{exc.filename} exists already; name another file: /export FILE")
+            return
+        except OSError as exc:
+            print_error(self.console, "write_failed", f"Could not write {exc.filename}: {exc.strerror}.")
+            return
+        self.console.print(Text(f"Saved {result.events:,} events as {fmt} to {saved}", style="dim"))
 
     async def _list_sessions(self, arg: str) -> None:
         """This folder's sessions that have a message (`--all`: every folder's, with the folder)."""

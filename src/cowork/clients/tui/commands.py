@@ -5,15 +5,19 @@ model; `/usr/bin …` (a path) is a message."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
 
 from cowork.clients import format as fmt
+from cowork.clients.export import parse_export, save_export
 from cowork.protocol import (
     SLASH_COMMANDS,
     SessionCompactParams,
     SessionDiffResult,
+    SessionExportParams,
+    SessionExportResult,
     SessionListParams,
     SessionListResult,
     SessionRef,
@@ -71,6 +75,8 @@ async def run_command(app: CoworkApp, text: str) -> None:
         await _diff(app)
     elif name == "compact":
         await _compact(app, arg)
+    elif name == "export":
+        await _export(app, arg)
     elif name == "usage":
         usage = app.state.usage
         line = f"This session: {usage.input_tokens:,} tokens in · {usage.output_tokens:,} out · "
@@ -102,6 +108,26 @@ async def _compact(app: CoworkApp, arg: str) -> None:
     params = SessionCompactParams(session_id=app.session.id, instructions=arg or None)
     if await app.guarded(app.rpc_request("session/compact", params)) is not None:
         await app.chat.note(Text("compacting the conversation…", style="dim"))
+
+
+async def _export(app: CoworkApp, arg: str) -> None:
+    """Saved in the folder the TUI was started in (or at the path given), never over a file."""
+    if app.session is None:
+        return
+    kind, path = parse_export(arg)
+    params = SessionExportParams(session_id=app.session.id, format=kind)
+    result: SessionExportResult | None = await app.guarded(app.rpc_request("session/export", params))
+    if result is None:
+        return
+    try:
+        saved = save_export(result, path, Path.cwd())
+    except FileExistsError as exc:
+        await app.chat.note(Text(f"{exc.filename} exists already; name another file: /export FILE", style="yellow"))
+        return
+    except OSError as exc:
+        await app.chat.note(Text(f"Could not write {exc.filename}: {exc.strerror}.", style="red"))
+        return
+    await app.chat.note(Text(f"Saved {result.events:,} events as {kind} to {saved}", style="dim"))
 
 
 async def _diff(app: CoworkApp) -> None:

@@ -13,6 +13,8 @@ from cowork.protocol import (
     SessionCompactParams,
     SessionCreateParams,
     SessionDiffResult,
+    SessionExportParams,
+    SessionExportResult,
     SessionGetParams,
     SessionGetResult,
     SessionInfo,
@@ -42,6 +44,7 @@ __all__ = [
     "session_compact",
     "session_create",
     "session_diff",
+    "session_export",
     "session_get",
     "session_list",
     "session_subscribe",
@@ -70,6 +73,10 @@ async def session_list(core: Core, peer: Peer | None, params: SessionListParams)
 
 async def session_update(core: Core, peer: Peer | None, params: SessionUpdateParams) -> SessionInfo:
     return await core.settings.update(params)
+
+
+async def session_export(core: Core, peer: Peer | None, params: SessionExportParams) -> SessionExportResult:
+    return await core.sessions.export(params)
 
 
 async def session_get(core: Core, peer: Peer | None, params: SessionGetParams) -> SessionGetResult:

@@ -71,6 +71,18 @@ export async function runCommand(app, text) {
           result.files.map((f) => [h("div", { class: "diff-file" }, h("strong", {}, `${f.status} ${f.path}`), ` +${f.additions} −${f.deletions}`), diffView(f.diff, "file-diff")])));
         break;
       }
+      case "export": {
+        if (!app.current) {
+          say(app, "Nothing to export yet: this session has no messages.", "warn");
+          break;
+        }
+        const format = ["json"].includes(arg.trim().toLowerCase()) ? "json" : "markdown";
+        const result = await app.rpc.call("session/export", { sessionId: app.current.session.id, format });
+        const link = h("a", { href: URL.createObjectURL(new Blob([result.content], { type: result.mediaType })), download: result.filename, "data-testid": "export-link" }, result.filename);
+        app.current.add(h("div", { class: "note note-info", "data-testid": "note-export" }, `Exported ${result.events} events as ${format}: `, link));
+        link.click();
+        break;
+      }
       case "compact": {
         if (!app.current) {
           say(app, "Nothing to compact yet: this session has no messages.", "warn");

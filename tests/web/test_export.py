@@ -1,0 +1,45 @@
+"""`/export` in the browser: the session downloads as Markdown or JSON, named after its title."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from playwright.async_api import BrowserContext, expect
+
+from cowork.testing.mockllm import MockLLMServer, MockResponse
+from cowork.testing.server import ServerProcess
+
+from .conftest import open_ui
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+
+async def test_export_downloads_the_session(
+    context: BrowserContext, server: ServerProcess, mock_llm: MockLLMServer, tmp_path: Path
+) -> None:
+    mock_llm.set_script([MockResponse(text="Plans are **ready**.")])
+    page = await open_ui(context, server)
+    composer = page.get_by_test_id("composer")
+    await composer.fill("/export")
+    await composer.press("Enter")
+    await expect(page.get_by_text("Nothing to export yet")).to_be_visible()
+    await composer.fill("Weekly plan")
+    await composer.press("Enter")
+    await expect(page.get_by_test_id("assistant-message").last).to_contain_text("Plans are ready.")
+    for words, name in (("/export", "weekly-plan.md"), ("/export json", "weekly-plan.json")):
+        await composer.fill(words)
+        async with page.expect_download() as waiting:
+            await composer.press("Enter")
+        download = await waiting.value
+        assert download.suggested_filename == name
+        saved = tmp_path / name
+        await download.save_as(saved)
+        content = saved.read_text(encoding="utf-8")
+        if name.endswith(".md"):
+            assert content.startswith("# Weekly plan\n") and "## Cowork\n\nPlans are **ready**." in content
+        else:
+            assert json.loads(content)["format"] == "cowork.session"
+    await expect(page.get_by_test_id("note-export").last).to_contain_text("as json: weekly-plan.json")
+    assert page.errors == []  # type: ignore[attr-defined]
