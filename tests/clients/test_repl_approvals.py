@@ -201,3 +201,27 @@ def test_export_saves_the_session_here_and_never_overwrites(
     assert json.loads((workspace / "week.json").read_text(encoding="utf-8"))["format"] == "cowork.session"
     assert len(mock_llm.requests) == 1
     quit_(child)
+
+
+def test_delete_asks_first(workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str], tmp_path: Path) -> None:
+    mock_llm.set_script([MockResponse(text="Noted the secret.")])
+    child = start(workspace, mock_llm, cli_env, tmp_path)
+    child.send("/delete\r")
+    child.expect("Nothing to delete")
+    child.send("remember the secret\r")
+    child.expect("Noted the secret")
+    child.expect(PROMPT)
+    child.send("/delete\r")
+    child.expect("Delete “remember the secret” \\(2 messages\\) for good")
+    child.expect("\\[y/N\\]")
+    child.send("\r")  # Enter keeps it
+    child.expect("Nothing was deleted")
+    child.send("/delete\r")
+    child.expect("\\[y/N\\]")
+    child.send("y\r")
+    child.expect("Deleted “remember the secret”")
+    child.expect(PROMPT)
+    child.send("/sessions --all\r")
+    child.expect("No sessions")
+    child.expect(PROMPT)
+    quit_(child)

@@ -182,3 +182,48 @@ async def test_session_export_as_markdown_and_json(tmp_path: Path, workspace: Pa
                 await client.call("session/export", params)
             assert refused.value.code == code
         await client.close()
+
+
+async def test_session_delete(tmp_path: Path, workspace: Path, mock_llm: MockLLMServer) -> None:
+    env = provider_env("openai", mock_llm.openai_base_url) | {"COWORK_TOOLS__PLUGINS": json.dumps([TEST_TOOLS_PLUGIN])}
+    with ServerProcess(tmp_path / "home", workspace, env=env) as server:
+        client = await EventClient.connect(server.address)
+        keep = (await client.call("session/create", {}))["id"]
+        doomed = (await client.call("session/create", {}))["id"]
+        mock_llm.set_script([MockResponse(text="kept")])
+        op = await client.call("turn/start", {"sessionId": keep, "text": "stay", "clientMessageId": "k"})
+        assert await client.wait_turn_end(op["operationId"]) == "done"
+
+        # A turn waiting for an approval is cancelled, then everything of the session goes.
+        mock_llm.set_script([MockResponse(tool_calls=[MockToolCall(name="mark", arguments={"label": "x"})])])
+        waiting = await client.call("turn/start", {"sessionId": doomed, "text": "go", "clientMessageId": "d"})
+        await client.wait_for(lambda evs: any(e.type == "approval_requested" for e in evs))
+        outputs = tmp_path / "home" / "tool-output" / doomed
+        outputs.mkdir(parents=True)
+        (outputs / "big.txt").write_text("kept output", encoding="utf-8")
+        assert await client.call("session/delete", {"sessionId": doomed}) == {"sessionId": doomed, "deleted": True}
+        assert not outputs.exists()
+        for method, params in (
+            ("session/get", {"sessionId": doomed}),
+            ("events/replay", {"sessionId": doomed, "afterSeq": 0}),
+            ("operation/get", {"operationId": waiting["operationId"]}),
+            ("session/delete", {"sessionId": doomed}),
+            ("session/delete", {"sessionId": "../../etc"}),
+        ):
+            with pytest.raises(RpcError) as gone:
+                await client.call(method, params)
+            assert gone.value.code in ("session_not_found", "operation_not_found"), method
+        listed = await client.call("session/list", {})
+        assert [s["id"] for s in listed["sessions"]] == [keep]
+        assert (await client.call("session/get", {"sessionId": keep}))["messages"][-1]["text"] == "kept"
+
+        # A running turn is not cut off by a delete: cancel it first.
+        mock_llm.set_script([MockResponse(text="slow " * 400, chunk_size=5, chunk_delay_s=0.01)])
+        running = await client.call("turn/start", {"sessionId": keep, "text": "talk", "clientMessageId": "r"})
+        with pytest.raises(RpcError) as busy:
+            await client.call("session/delete", {"sessionId": keep})
+        assert busy.value.code == "busy"
+        await client.call("turn/cancel", {"sessionId": keep})
+        assert await client.wait_turn_end(running["operationId"]) == "cancelled"
+        assert (await client.call("session/delete", {"sessionId": keep}))["deleted"] is True
+        await client.close()

@@ -1,4 +1,5 @@
-"""`/export` in the browser: the session downloads as Markdown or JSON, named after its title."""
+"""`/export` and `/delete` in the browser: the session downloads as Markdown or JSON, named after its title; a
+deletion asks first."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from playwright.async_api import BrowserContext, expect
+from playwright.async_api import BrowserContext, Dialog, expect
 
 from cowork.testing.mockllm import MockLLMServer, MockResponse
 from cowork.testing.server import ServerProcess
@@ -42,4 +43,34 @@ async def test_export_downloads_the_session(
         else:
             assert json.loads(content)["format"] == "cowork.session"
     await expect(page.get_by_test_id("note-export").last).to_contain_text("as json: weekly-plan.json")
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+async def test_delete_asks_then_removes_the_session(
+    context: BrowserContext, server: ServerProcess, mock_llm: MockLLMServer
+) -> None:
+    mock_llm.set_script([MockResponse(text="Noted.")])
+    page = await open_ui(context, server)
+    composer = page.get_by_test_id("composer")
+    await composer.fill("Doomed notes")
+    await composer.press("Enter")
+    await expect(page.get_by_test_id("assistant-message").last).to_have_text("Noted.")
+    await expect(page.get_by_test_id("send")).to_have_text("Send")
+    items = page.get_by_test_id("session-item")
+    await expect(items.filter(has_text="Doomed notes")).to_have_count(1)
+    answers = iter([False, True])
+    asked: list[str] = []
+
+    async def answer(dialog: Dialog) -> None:
+        asked.append(dialog.message)
+        await (dialog.accept() if next(answers) else dialog.dismiss())
+
+    page.on("dialog", answer)
+    await composer.fill("/delete")
+    await composer.press("Enter")
+    await expect(page.get_by_text("Nothing was deleted.")).to_be_visible()
+    await composer.fill("/delete")
+    await composer.press("Enter")
+    await expect(items.filter(has_text="Doomed notes")).to_have_count(0)
+    assert len(asked) == 2 and asked[0].startswith("Delete “Doomed notes” (2 messages) for good?")
     assert page.errors == []  # type: ignore[attr-defined]

@@ -89,6 +89,7 @@ __all__ = [
     "ServerInfo",
     "SessionCompactParams",
     "SessionCreateParams",
+    "SessionDeleteResult",
     "SessionDiffResult",
     "SessionExportParams",
     "SessionExportResult",
@@ -340,6 +341,11 @@ class TurnStartResult(WireModel):
     duplicate: bool = Field(description="True when this clientMessageId had already started a turn.")
 
 
+class SessionDeleteResult(WireModel):
+    session_id: str
+    deleted: bool
+
+
 class SessionExportParams(Params):
     session_id: str = _ID
     format: Literal["markdown", "json"] = Field(
@@ -498,6 +504,16 @@ METHODS: dict[str, MethodSpec] = {
             "What the session's `edit` and `write` calls changed: each file against its text before the session's "
             "first change to it (shell commands are not tracked).",
             "session_not_found",
+        ),
+        _spec(
+            "session/delete",
+            SessionRef,
+            SessionDeleteResult,
+            "Delete a session for good: its log, messages, tool calls and the outputs kept for it (its usage records "
+            "stay, as spend). A turn waiting for an answer or interrupted is cancelled first; a running one is refused "
+            "(`busy`): cancel it first.",
+            "session_not_found",
+            "busy",
         ),
         _spec(
             "session/export",

@@ -5,7 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import shutil
 from datetime import UTC, datetime
+from pathlib import Path
+
+import anyio.to_thread
 
 from cowork.protocol import (
     AskRespondParams,
@@ -16,11 +20,12 @@ from cowork.protocol import (
     OperationStatusChanged,
     PendingRequests,
     ProtocolError,
+    SessionDeleteResult,
     ToolCallStatus,
     ToolInterrupted,
 )
 from cowork.sandbox import EarlierRun, recover_runs, runs_directory
-from cowork.sessions import SessionService
+from cowork.sessions import SessionService, session_not_found
 from cowork.store import Connection, HumanRequestRow, OperationRow, ToolCallRow, repos
 
 from ._answers import Answers
@@ -138,6 +143,43 @@ class Lifecycle:
             )
         return await self._ops.cancel(operation_id)
 
+    async def delete_session(self, session_id: str) -> SessionDeleteResult:
+        """Delete a session and all that hangs off it; what waits or was interrupted in it is cancelled first.
+
+        Raises:
+            ProtocolError: `session_not_found`; `busy` while a turn runs (cancel it first).
+        """
+        ops = self._ops
+        deps = ops.deps
+        async with ops.session_lock(session_id):
+            session, open_ops = await deps.db.read(
+                lambda conn: (
+                    repos.sessions.get(conn, session_id),
+                    repos.operations.for_session(conn, session_id),
+                )
+            )
+            if session is None:
+                raise session_not_found(session_id)
+            running = ops.running_turn(session_id)
+            if running is not None:
+                raise ProtocolError(
+                    ErrorCode.BUSY,
+                    "A turn is running in this session; cancel it before deleting the session.",
+                    source=ErrorSource.RUNTIME,
+                    details={"operationId": running.state.id},
+                )
+            for op in open_ops:
+                if op.parent_operation_id is None and not OperationStatus(op.status).is_final:
+                    await ops.cancel(op.id, reason="The session was deleted.")  # its sub-agents with it
+            await deps.journal.flush()
+            deleted: list[bool] = []
+            await deps.journal.write(session_id, lambda conn: deleted.append(repos.sessions.delete(conn, session_id)))
+            ops.threads.drop(session_id)
+        outputs = deps.home / "tool-output"
+        await anyio.to_thread.run_sync(_remove_outputs, outputs, outputs / session_id)
+        log.info("deleted session %s", session_id)
+        return SessionDeleteResult(session_id=session_id, deleted=bool(deleted and deleted[0]))
+
     async def recover(self) -> int:
         """At start-up: operations that were running when the process died become `interrupted`, with an event;
         their started tool calls become `interrupted` too. So does one left waiting for a human with nothing left
@@ -201,6 +243,12 @@ class Lifecycle:
         if op is None:
             raise operation_not_found(operation_id)
         return operation_info(op, calls, requests)
+
+
+def _remove_outputs(parent: Path, folder: Path) -> None:
+    """The tool outputs kept for a deleted session (only ever a folder directly under `parent`)."""
+    if folder.parent == parent and folder.is_dir() and not folder.is_symlink():
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _stale_operations(conn: Connection) -> list[OperationRow]:

@@ -22,6 +22,7 @@ from cowork.protocol import (
     PendingRequests,
     RespondResult,
     SessionCompactParams,
+    SessionDeleteResult,
     SessionDiffResult,
     TurnRetryParams,
     TurnRetryResult,
@@ -154,6 +155,10 @@ class Runtime:
 
     async def pending(self, session_id: str) -> PendingRequests:
         return await self.lifecycle.pending(session_id)
+
+    async def delete_session(self, session_id: str) -> SessionDeleteResult:
+        """`session/delete` (see `Lifecycle.delete_session`)."""
+        return await self.lifecycle.delete_session(session_id)
 
     async def session_diff(self, session_id: str) -> SessionDiffResult:
         """`session/diff`: what the session's edits and writes changed in its files, against each file before the

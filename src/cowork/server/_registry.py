@@ -28,6 +28,7 @@ HANDLERS: Mapping[str, Handler] = MappingProxyType(
         "session/create": sessions.session_create,
         "session/compact": sessions.session_compact,
         "session/diff": sessions.session_diff,
+        "session/delete": sessions.session_delete,
         "session/export": sessions.session_export,
         "session/list": sessions.session_list,
         "session/update": sessions.session_update,

@@ -15,7 +15,7 @@ from textual.screen import Screen
 from textual.widgets import Input, Markdown, OptionList, Static
 
 from cowork.clients.tui import CoworkApp, TuiOptions
-from cowork.clients.tui.screens import ApprovalScreen, ModelPickerScreen, QuestionScreen
+from cowork.clients.tui.screens import ApprovalScreen, ConfirmScreen, ModelPickerScreen, QuestionScreen
 from cowork.clients.tui.widgets import ChatView, SessionItem, SessionList, ToolCallLine, UsageBar
 from cowork.testing.client import EventClient
 from cowork.testing.core import TEST_TOOLS_PLUGIN, marks
@@ -332,3 +332,32 @@ async def test_export_from_the_prompt(
         await send(pilot, "/export")
         await until(pilot, lambda: "exists already" in chat_text(app))
     assert (tmp_path / "plan-it.md").read_text(encoding="utf-8").startswith("# Plan it\n")
+
+
+async def test_delete_asks_first_and_cancel_is_the_default(
+    server: ServerProcess, workspace: Path, mock_llm: MockLLMServer
+) -> None:
+    mock_llm.set_script([MockResponse(text="written")])
+    app = app_for(server, workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, app.connected.is_set)
+        await send(pilot, "Doomed notes")
+        await until(pilot, answered(app))
+        doomed = app.session
+        assert doomed is not None
+        await send(pilot, "/delete")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("enter")  # the focus is on Cancel
+        await until(pilot, lambda: any("Nothing was deleted" in str(n.message) for n in app._notifications))
+        await send(pilot, "/delete")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.click("#confirm")
+        await until(pilot, lambda: app.session is not None and app.session.id != doomed.id)
+        await until(pilot, lambda: all(item.session.id != doomed.id for item in app.query(SessionItem)))
+        assert chat_text(app) == ""
+    client = await EventClient.connect(server.address)
+    try:
+        listed = await client.call("session/list", {})
+    finally:
+        await client.close()
+    assert doomed.id not in [s["id"] for s in listed["sessions"]]

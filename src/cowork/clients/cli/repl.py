@@ -452,6 +452,7 @@ class Repl:
             "/diff": self._diff,
             "/compact": self._compact,
             "/export": self._export,
+            "/delete": self._delete,
             "/resume": self._resume_command,
             "/model": self._model,
             "/continue": lambda _arg: self.resume_last(),
@@ -625,6 +626,29 @@ class Repl:
             print_error(self.console, "write_failed", f"Could not write {exc.filename}: {exc.strerror}.")
             return
         self.console.print(Text(f"Saved {result.events:,} events as {fmt} to {saved}", style="dim"))
+
+    async def _delete(self, arg: str) -> None:
+        """`/delete [ID]`: this session (or ID) for good, after a yes; this one then gives way to a new one."""
+        session_id = arg.strip() or (self.session.id if self.session is not None else None)
+        if session_id is None:
+            self.console.print(Text("Nothing to delete: this session has no messages yet.", style="dim"))
+            return
+        got: SessionGetResult = await self.rpc.request("session/get", SessionGetParams(session_id=session_id))
+        title, count = clean(got.session.title), len(got.messages)
+        self.console.print(
+            Text(
+                f"Delete “{title}” ({count} messages) for good? Its messages, tool calls and the outputs kept for "
+                "it go; this cannot be undone.",
+                style="bold red",
+            )
+        )
+        if (await self.ask_line("Delete it? [y/N] › ")).strip().lower() not in ("y", "yes"):
+            self.console.print(Text("Nothing was deleted.", style="dim"))
+            return
+        await self.rpc.request("session/delete", SessionRef(session_id=session_id))
+        self.console.print(Text(f"Deleted “{title}”.", style="dim"))
+        if self.session is not None and self.session.id == session_id:
+            await self.new_session()
 
     async def _list_sessions(self, arg: str) -> None:
         """This folder's sessions that have a message (`--all`: every folder's, with the folder)."""

@@ -29,6 +29,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Header, Input, Label, ListView
 
 import cowork
+from cowork.clients import format as fmt
 from cowork.clients.connection import RpcClient, RpcError, ServerAddress, discover_server, ensure_server
 from cowork.protocol import (
     AgentSpawned,
@@ -83,7 +84,7 @@ from cowork.protocol import (
 )
 
 from .commands import is_command, run_command
-from .screens import ApprovalAnswer, ApprovalScreen, ModelPickerScreen, QuestionScreen
+from .screens import ApprovalAnswer, ApprovalScreen, ConfirmScreen, ModelPickerScreen, QuestionScreen
 from .state import SessionState
 from .widgets import ChatView, McpPanel, SessionItem, SessionList, TodosPanel, UsageBar
 
@@ -565,6 +566,26 @@ class CoworkApp(App[int]):
             self.query_one("#prompt", Input).focus()
 
         await self.guarded(create())
+
+    @work(exclusive=True, group="switch")
+    async def confirm_delete(self, session: SessionInfo) -> None:
+        """`/delete`: asks first (Cancel has the focus), then deletes; the shown session gives way to a new one."""
+        title = fmt.clean(session.title)
+        question = f"Delete “{title}” for good? Its messages, tool calls and the outputs kept for it go; this cannot be undone."
+        if not await self.push_screen_wait(ConfirmScreen(question, "Delete")):
+            self.notify("Nothing was deleted.")
+            return
+        deleted = await self.guarded(self.rpc_request("session/delete", SessionRef(session_id=session.id)))
+        if deleted is None:
+            return
+        self.notify(f"Deleted “{title}”.")
+        if self.session is not None and self.session.id == session.id:
+            self.session = None
+            created = await self.guarded(self.rpc_request("session/create", self._create_params()))
+            if created is not None:
+                await self.show_session(created)
+        await self.guarded(self._refresh_sessions())
+        self.query_one("#prompt", Input).focus()
 
     @work(exclusive=True, group="models")
     async def action_pick_model(self) -> None:

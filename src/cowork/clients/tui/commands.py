@@ -5,6 +5,7 @@ model; `/usr/bin …` (a path) is a message."""
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,33 +55,39 @@ async def run_command(app: CoworkApp, text: str) -> None:
         return
     if name == "help":
         await app.chat.note(_help(list(known.values())))
-    elif name in ("new", "clear"):
-        app.action_new_session()
-    elif name == "quit":
-        app.exit()
-    elif name == "model":
-        if arg:
-            await app.set_model(arg)
-        else:
-            app.action_pick_model()
-    elif name == "sessions":
-        await _sessions(app, every=arg in ("--all", "-a", "all"))
-    elif name == "resume":
-        await _resume(app, arg)
-    elif name in ("network", "yolo"):
-        await _switch(app, name, arg)
-    elif name == "tools":
-        await _tools(app, arg)
-    elif name == "diff":
-        await _diff(app)
-    elif name == "compact":
-        await _compact(app, arg)
-    elif name == "export":
-        await _export(app, arg)
-    elif name == "usage":
-        usage = app.state.usage
-        line = f"This session: {usage.input_tokens:,} tokens in · {usage.output_tokens:,} out · "
-        await app.chat.note(Text(line + fmt.cost(usage.cost_usd, usage.cost_known), style="dim"))
+        return
+    handler = _HANDLERS.get(name)
+    if handler is not None:
+        await handler(app, arg)
+
+
+async def _new(app: CoworkApp, _arg: str) -> None:
+    app.action_new_session()
+
+
+async def _quit(app: CoworkApp, _arg: str) -> None:
+    app.exit()
+
+
+async def _model(app: CoworkApp, arg: str) -> None:
+    if arg:
+        await app.set_model(arg)
+    else:
+        app.action_pick_model()
+
+
+async def _delete(app: CoworkApp, arg: str) -> None:
+    target = app.session if not arg else next((s for s in app.sessions if s.id == arg), None)
+    if target is None:
+        await app.chat.note(Text(f"No session {arg!r} — /sessions lists them.", style="yellow"))
+    else:
+        app.confirm_delete(target)
+
+
+async def _usage(app: CoworkApp, _arg: str) -> None:
+    usage = app.state.usage
+    line = f"This session: {usage.input_tokens:,} tokens in · {usage.output_tokens:,} out · "
+    await app.chat.note(Text(line + fmt.cost(usage.cost_usd, usage.cost_known), style="dim"))
 
 
 def _help(commands: list[SlashCommand]) -> Text:
@@ -205,3 +212,22 @@ async def _switch(app: CoworkApp, name: str, arg: str) -> None:
         await app.chat.note(
             Text(f"{name} {arg}: {what}" if value else f"{name} off", style="yellow" if value else "dim")
         )
+
+
+_HANDLERS: dict[str, Callable[[CoworkApp, str], Awaitable[None]]] = {
+    "new": _new,
+    "clear": _new,
+    "quit": _quit,
+    "model": _model,
+    "sessions": lambda app, arg: _sessions(app, every=arg in ("--all", "-a", "all")),
+    "resume": _resume,
+    "network": lambda app, arg: _switch(app, "network", arg),
+    "yolo": lambda app, arg: _switch(app, "yolo", arg),
+    "tools": _tools,
+    "diff": lambda app, _arg: _diff(app),
+    "compact": _compact,
+    "export": _export,
+    "delete": _delete,
+    "usage": _usage,
+}
+"""What each of the TUI's commands does (`help` is answered from the table itself)."""

@@ -1,4 +1,4 @@
-"""Modal dialogs: approve a tool call, answer a question, pick a model."""
+"""Modal dialogs: approve a tool call, answer a question, pick a model, confirm a deletion."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from textual.widgets.option_list import Option
 from cowork.clients import format as fmt
 from cowork.protocol import ModelListResult, PendingApproval, PendingQuestion
 
-__all__ = ["ApprovalAnswer", "ApprovalScreen", "ModelPickerScreen", "QuestionScreen"]
+__all__ = ["ApprovalAnswer", "ApprovalScreen", "ConfirmScreen", "ModelPickerScreen", "QuestionScreen"]
 
 
 @dataclass(frozen=True)
@@ -177,3 +177,30 @@ class ModelPickerScreen(ModalScreen[str | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """A destructive action asks first: the focus starts on Cancel, so Enter (or Escape) changes nothing."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, question: str, action: str) -> None:
+        super().__init__(classes="dialog-screen")
+        self.question = question
+        self.action_label = action
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="approval dangerous"):
+            yield Static(Text(self.question, style="bold red"), id="confirm-text")
+            with Horizontal(classes="buttons"):
+                yield Button(self.action_label, id="confirm", variant="error")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#cancel", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "confirm")
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)

@@ -12,6 +12,7 @@ from cowork.protocol import (
     RespondResult,
     SessionCompactParams,
     SessionCreateParams,
+    SessionDeleteResult,
     SessionDiffResult,
     SessionExportParams,
     SessionExportResult,
@@ -43,6 +44,7 @@ __all__ = [
     "events_replay",
     "session_compact",
     "session_create",
+    "session_delete",
     "session_diff",
     "session_export",
     "session_get",
@@ -73,6 +75,10 @@ async def session_list(core: Core, peer: Peer | None, params: SessionListParams)
 
 async def session_update(core: Core, peer: Peer | None, params: SessionUpdateParams) -> SessionInfo:
     return await core.settings.update(params)
+
+
+async def session_delete(core: Core, peer: Peer | None, params: SessionRef) -> SessionDeleteResult:
+    return await core.runtime.delete_session(params.session_id)
 
 
 async def session_export(core: Core, peer: Peer | None, params: SessionExportParams) -> SessionExportResult:

@@ -8,15 +8,24 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from .._rows import SessionRow
-from .._schema import messages
+from .._schema import context_summaries, messages, operations
 from .._schema import sessions as t
 from ._util import from_row, to_values
 
-__all__ = ["allocate_seqs", "get", "insert", "list_recent", "set_todos", "update"]
+__all__ = ["allocate_seqs", "delete", "get", "insert", "list_recent", "set_todos", "update"]
 
 
 def insert(conn: Connection, row: SessionRow) -> None:
     conn.execute(t.insert().values(**to_values(row)))
+
+
+def delete(conn: Connection, session_id: str) -> bool:
+    """Delete a session with everything that hangs off it (its log, operations, messages, calls, requests, files,
+    the summaries of its threads); its usage records stay, as the spend they were. False if there was none."""
+    threads = sa.select(operations.c.thread_id).where(operations.c.session_id == session_id)
+    summaries = context_summaries.c.thread_id
+    conn.execute(context_summaries.delete().where(sa.or_(summaries == session_id, summaries.in_(threads))))
+    return conn.execute(t.delete().where(t.c.id == session_id)).rowcount > 0
 
 
 def get(conn: Connection, session_id: str) -> SessionRow | None:

@@ -71,6 +71,24 @@ export async function runCommand(app, text) {
           result.files.map((f) => [h("div", { class: "diff-file" }, h("strong", {}, `${f.status} ${f.path}`), ` +${f.additions} −${f.deletions}`), diffView(f.diff, "file-diff")])));
         break;
       }
+      case "delete": {
+        const target = arg.trim() || (app.current && app.current.session.id);
+        if (!target) {
+          say(app, "Nothing to delete: this session has no messages yet.", "warn");
+          break;
+        }
+        const got = await app.rpc.call("session/get", { sessionId: target });
+        const question = `Delete “${got.session.title}” (${got.messages.length} messages) for good? Its messages, tool calls and the outputs kept for it go; this cannot be undone.`;
+        if (!window.confirm(question)) {
+          say(app, "Nothing was deleted.");
+          break;
+        }
+        await app.rpc.call("session/delete", { sessionId: target });
+        toast(`Deleted “${got.session.title}”.`);
+        if (app.current && app.current.session.id === target) await app.newSession();
+        await app.refreshSessions();
+        break;
+      }
       case "export": {
         if (!app.current) {
           say(app, "Nothing to export yet: this session has no messages.", "warn");
