@@ -188,8 +188,11 @@ def test_export_saves_the_session_here_and_never_overwrites(
     child.send("plan the week\r")
     child.expect("Noted the plan")
     child.expect(PROMPT)
+    child.send("/title   Week  48 plan \r")
+    child.expect("Renamed to “Week 48 plan”")
+    child.expect(PROMPT)
     child.send("/export\r")
-    child.expect("as markdown to .*plan-the-week\\.md")
+    child.expect("as markdown to .*week-48-plan\\.md")
     child.expect(PROMPT)
     child.send("/export\r")
     child.expect("exists already")
@@ -197,7 +200,7 @@ def test_export_saves_the_session_here_and_never_overwrites(
     child.send("/export json week.json\r")
     child.expect("as json to .*week\\.json")
     child.expect(PROMPT)
-    assert (workspace / "plan-the-week.md").read_text(encoding="utf-8").startswith("# plan the week\n")
+    assert (workspace / "week-48-plan.md").read_text(encoding="utf-8").startswith("# Week 48 plan\n")
     assert json.loads((workspace / "week.json").read_text(encoding="utf-8"))["format"] == "cowork.session"
     assert len(mock_llm.requests) == 1
     quit_(child)

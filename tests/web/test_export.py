@@ -29,7 +29,10 @@ async def test_export_downloads_the_session(
     await composer.fill("Weekly plan")
     await composer.press("Enter")
     await expect(page.get_by_test_id("assistant-message").last).to_contain_text("Plans are ready.")
-    for words, name in (("/export", "weekly-plan.md"), ("/export json", "weekly-plan.json")):
+    await composer.fill("/title Weekly  plan, v2")
+    await composer.press("Enter")
+    await expect(page.get_by_test_id("session-header")).to_contain_text("Weekly plan, v2")
+    for words, name in (("/export", "weekly-plan-v2.md"), ("/export json", "weekly-plan-v2.json")):
         await composer.fill(words)
         async with page.expect_download() as waiting:
             await composer.press("Enter")
@@ -39,10 +42,10 @@ async def test_export_downloads_the_session(
         await download.save_as(saved)
         content = saved.read_text(encoding="utf-8")
         if name.endswith(".md"):
-            assert content.startswith("# Weekly plan\n") and "## Cowork\n\nPlans are **ready**." in content
+            assert content.startswith("# Weekly plan, v2\n") and "## Cowork\n\nPlans are **ready**." in content
         else:
             assert json.loads(content)["format"] == "cowork.session"
-    await expect(page.get_by_test_id("note-export").last).to_contain_text("as json: weekly-plan.json")
+    await expect(page.get_by_test_id("note-export").last).to_contain_text("as json: weekly-plan-v2.json")
     assert page.errors == []  # type: ignore[attr-defined]
 
 

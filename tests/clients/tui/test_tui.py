@@ -327,11 +327,14 @@ async def test_export_from_the_prompt(
         await until(pilot, app.connected.is_set)
         await send(pilot, "Plan it")
         await until(pilot, answered(app))
+        await send(pilot, "/title Plan  it  well")
+        await until(pilot, lambda: app.sub_title == "Plan it well")
+        await until(pilot, lambda: any(item.session.title == "Plan it well" for item in app.query(SessionItem)))
         await send(pilot, "/export")
         await until(pilot, lambda: "as markdown to" in chat_text(app))
         await send(pilot, "/export")
         await until(pilot, lambda: "exists already" in chat_text(app))
-    assert (tmp_path / "plan-it.md").read_text(encoding="utf-8").startswith("# Plan it\n")
+    assert (tmp_path / "plan-it-well.md").read_text(encoding="utf-8").startswith("# Plan it well\n")
 
 
 async def test_delete_asks_first_and_cancel_is_the_default(

@@ -453,6 +453,7 @@ class Repl:
             "/compact": self._compact,
             "/export": self._export,
             "/delete": self._delete,
+            "/title": self._title,
             "/resume": self._resume_command,
             "/model": self._model,
             "/continue": lambda _arg: self.resume_last(),
@@ -626,6 +627,17 @@ class Repl:
             print_error(self.console, "write_failed", f"Could not write {exc.filename}: {exc.strerror}.")
             return
         self.console.print(Text(f"Saved {result.events:,} events as {fmt} to {saved}", style="dim"))
+
+    async def _title(self, arg: str) -> None:
+        """`/title`: the session's title; `/title NEW` renames it (a new session is created for it if need be)."""
+        title = " ".join(arg.split())
+        if not title:
+            shown = clean(self.session.title) if self.session is not None else "New session (not saved yet)"
+            self.console.print(Text(f"{shown} — /title NEW TITLE renames it", style="dim"))
+            return
+        session = await self.current()
+        self.session = await self.rpc.request("session/update", SessionUpdateParams(session_id=session.id, title=title))
+        self.console.print(Text(f"Renamed to “{clean(self.session.title)}”", style="dim"))
 
     async def _delete(self, arg: str) -> None:
         """`/delete [ID]`: this session (or ID) for good, after a yes; this one then gives way to a new one."""

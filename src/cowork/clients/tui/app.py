@@ -303,7 +303,7 @@ class CoworkApp(App[int]):
             await self.show_session(session)
         else:
             await self._subscribe(client)  # same session: only what was missed
-        await self._refresh_sessions()
+        await self.refresh_sessions()
         self.connected.set()
 
     async def _untouched_session(self, client: RpcClient) -> SessionInfo | None:
@@ -371,7 +371,8 @@ class CoworkApp(App[int]):
                     await client.call("session/unsubscribe", SessionRef(session_id=previous.id))
             await self._subscribe(client)
 
-    async def _refresh_sessions(self) -> None:
+    async def refresh_sessions(self) -> None:
+        """Reload the sessions sidebar (those someone wrote in, and the one shown)."""
         if self.rpc is None:
             return
         # Sessions nobody wrote in are left out (no "New session" row per launch), except the one shown now.
@@ -409,7 +410,7 @@ class CoworkApp(App[int]):
                     self.dismiss_request()  # answered elsewhere (another client)
             case OperationStatusChanged():
                 if self.state.running is None and self.state.boundary is not None and event.seq > self.state.boundary:
-                    self.run_worker(self.guarded(self._refresh_sessions()), group="sessions", exclusive=True)
+                    self.run_worker(self.guarded(self.refresh_sessions()), group="sessions", exclusive=True)
             case (
                 UserMessage()
                 | ModelStreamChunk()
@@ -547,7 +548,7 @@ class CoworkApp(App[int]):
         async def switch() -> None:
             got = await self.rpc_request("session/get", SessionGetParams(session_id=session_id))
             await self.show_session(got.session)
-            await self._refresh_sessions()
+            await self.refresh_sessions()
 
         await self.guarded(switch())
         self.query_one("#prompt", Input).focus()  # back to typing in the session just opened
@@ -562,7 +563,7 @@ class CoworkApp(App[int]):
         async def create() -> None:
             session = await self.rpc_request("session/create", self._create_params())
             await self.show_session(session)
-            await self._refresh_sessions()
+            await self.refresh_sessions()
             self.query_one("#prompt", Input).focus()
 
         await self.guarded(create())
@@ -584,7 +585,7 @@ class CoworkApp(App[int]):
             created = await self.guarded(self.rpc_request("session/create", self._create_params()))
             if created is not None:
                 await self.show_session(created)
-        await self.guarded(self._refresh_sessions())
+        await self.guarded(self.refresh_sessions())
         self.query_one("#prompt", Input).focus()
 
     @work(exclusive=True, group="models")

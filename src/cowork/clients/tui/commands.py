@@ -84,6 +84,18 @@ async def _delete(app: CoworkApp, arg: str) -> None:
         app.confirm_delete(target)
 
 
+async def _title(app: CoworkApp, arg: str) -> None:
+    title = " ".join(arg.split())
+    if app.session is None:
+        return
+    if not title:
+        await app.chat.note(Text(f"{fmt.clean(app.session.title)} — /title NEW TITLE renames it", style="dim"))
+        return
+    params = SessionUpdateParams(session_id=app.session.id, title=title)
+    if await app.guarded(app.rpc_request("session/update", params)) is not None:
+        await app.guarded(app.refresh_sessions())  # the new title shows there and in the header (its event)
+
+
 async def _usage(app: CoworkApp, _arg: str) -> None:
     usage = app.state.usage
     line = f"This session: {usage.input_tokens:,} tokens in · {usage.output_tokens:,} out · "
@@ -228,6 +240,7 @@ _HANDLERS: dict[str, Callable[[CoworkApp, str], Awaitable[None]]] = {
     "compact": _compact,
     "export": _export,
     "delete": _delete,
+    "title": _title,
     "usage": _usage,
 }
 """What each of the TUI's commands does (`help` is answered from the table itself)."""

@@ -71,6 +71,18 @@ export async function runCommand(app, text) {
           result.files.map((f) => [h("div", { class: "diff-file" }, h("strong", {}, `${f.status} ${f.path}`), ` +${f.additions} −${f.deletions}`), diffView(f.diff, "file-diff")])));
         break;
       }
+      case "title": {
+        const title = arg.trim().split(/\s+/).join(" ");
+        if (!title) {
+          say(app, app.current ? `${app.current.session.title} — /title NEW TITLE renames it` : "Usage: /title NEW TITLE", "info");
+          break;
+        }
+        if (!app.current) await app.newSession();
+        app.current.session = { ...app.current.session, ...(await app.rpc.call("session/update", { sessionId: app.current.session.id, title })) };
+        app.renderSessionHeader();
+        await app.refreshSessions();
+        break;
+      }
       case "delete": {
         const target = arg.trim() || (app.current && app.current.session.id);
         if (!target) {
