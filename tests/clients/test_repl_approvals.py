@@ -228,3 +228,26 @@ def test_delete_asks_first(workspace: Path, mock_llm: MockLLMServer, cli_env: di
     child.expect("No sessions")
     child.expect(PROMPT)
     quit_(child)
+
+
+def test_search_finds_what_was_said(
+    workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    mock_llm.set_script([MockResponse(text="The kumquat is noted.")])
+    child = start(workspace, mock_llm, cli_env, tmp_path)
+    child.send("remember the kumquat\r")
+    child.expect("kumquat is noted")
+    child.expect(PROMPT)
+    child.send("/new\r")
+    child.expect(PROMPT)
+    child.send("/search KUMQUAT\r")
+    child.expect("(ses_[0-9a-f]{20})")
+    found = child.match.group(1)
+    child.expect(PROMPT)
+    assert "remember the kumquat" in screen(child).split("/search KUMQUAT")[-1]
+    child.send("/search durian\r")
+    child.expect("Nothing found for 'durian'")
+    child.send(f"/resume {found}\r")
+    child.expect("Resumed “remember the kumquat”")
+    child.expect(PROMPT)
+    quit_(child)

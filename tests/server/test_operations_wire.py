@@ -227,3 +227,44 @@ async def test_session_delete(tmp_path: Path, workspace: Path, mock_llm: MockLLM
         assert await client.wait_turn_end(running["operationId"]) == "cancelled"
         assert (await client.call("session/delete", {"sessionId": keep}))["deleted"] is True
         await client.close()
+
+
+async def test_session_search_finds_a_tool_result_in_another_folders_session(
+    tmp_path: Path, workspace: Path, mock_llm: MockLLMServer
+) -> None:
+    other = tmp_path / "other-project"
+    other.mkdir()
+    (other / "notes.txt").write_text("The flux capacitor needs 1.21 gigawatts.\n", encoding="utf-8")
+    mock_llm.set_script(
+        [
+            MockResponse(tool_calls=[MockToolCall(name="read", arguments={"filePath": "notes.txt"})]),
+            MockResponse(text="Noted the power figure."),
+            MockResponse(text="Unrelated answer about retries."),
+        ]
+    )
+    with ServerProcess(tmp_path / "home", workspace, env=provider_env("openai", mock_llm.openai_base_url)) as server:
+        client = await EventClient.connect(server.address)
+        there = (await client.call("session/create", {"workspace": str(other)}))["id"]
+        here = (await client.call("session/create", {}))["id"]
+        for sid, text in ((there, "What does the machine need?"), (here, "How do retries work?")):
+            op = await client.call("turn/start", {"sessionId": sid, "text": text, "clientMessageId": sid})
+            assert await client.wait_turn_end(op["operationId"]) == "done"
+
+        found = await client.call("session/search", {"query": "flux CAPACITOR"})
+        (hit,) = found["hits"]
+        assert (hit["sessionId"], hit["kind"], hit["workspace"]) == (there, "tool", str(other.resolve()))
+        start, end = hit["matches"][0]
+        assert hit["snippet"][start:end] == "flux" and "gigawatts" in hit["snippet"]
+        assert hit["title"] == "What does the machine need?"
+        assert (await client.call("session/search", {"query": "flux", "workspace": str(workspace)}))["hits"] == []
+        words = await client.call("session/search", {"query": 'retries" OR "NEAR(x'})  # no query syntax gets through
+        assert words["hits"] == []
+        said = await client.call("session/search", {"query": "retries work"})
+        assert [(h["sessionId"], h["kind"]) for h in said["hits"]] == [(here, "user")]
+
+        await client.call("session/delete", {"sessionId": there})
+        assert (await client.call("session/search", {"query": "flux"}))["hits"] == []
+        with pytest.raises(RpcError) as empty:
+            await client.call("session/search", {"query": ""})
+        assert empty.value.code == "invalid_params"
+        await client.close()

@@ -1,5 +1,5 @@
-"""`/export` and `/delete` in the browser: the session downloads as Markdown or JSON, named after its title; a
-deletion asks first."""
+"""`/export`, `/delete` and `/search` in the browser: the session downloads as Markdown or JSON, named after its title; a
+deletion asks first; a search result opens its session."""
 
 from __future__ import annotations
 
@@ -76,4 +76,25 @@ async def test_delete_asks_then_removes_the_session(
     await composer.press("Enter")
     await expect(items.filter(has_text="Doomed notes")).to_have_count(0)
     assert len(asked) == 2 and asked[0].startswith("Delete “Doomed notes” (2 messages) for good?")
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+async def test_search_opens_the_session_found(
+    context: BrowserContext, server: ServerProcess, mock_llm: MockLLMServer
+) -> None:
+    mock_llm.set_script([MockResponse(text="The kumquat is noted.")])
+    page = await open_ui(context, server)
+    composer = page.get_by_test_id("composer")
+    await composer.fill("remember the kumquat")
+    await composer.press("Enter")
+    await expect(page.get_by_test_id("assistant-message").last).to_have_text("The kumquat is noted.")
+    await page.get_by_test_id("new-session").click()
+    await expect(page.get_by_test_id("assistant-message")).to_have_count(0)
+    await composer.fill("/search kumquat")
+    await composer.press("Enter")
+    hits = page.get_by_test_id("search-hit")
+    await expect(hits).to_have_count(2)  # the question and the answer
+    await expect(hits.first.locator("mark")).to_have_text("kumquat")
+    await hits.first.click()
+    await expect(page.get_by_test_id("assistant-message").last).to_have_text("The kumquat is noted.")
     assert page.errors == []  # type: ignore[attr-defined]

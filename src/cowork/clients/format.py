@@ -22,6 +22,7 @@ from cowork.protocol import (
     ModelRetry,
     OperationStatus,
     Route,
+    SearchHit,
     Todo,
     ToolInterrupted,
     ToolResult,
@@ -44,6 +45,7 @@ __all__ = [
     "result_size",
     "result_summary",
     "route",
+    "search_hit",
     "shorten",
     "summarize_arguments",
     "tool_interrupted",
@@ -167,6 +169,18 @@ def shorten(text: str, width: int) -> str:
         return text
     cut = text[: width - 1].rsplit(" ", 1)[0] if " " in text[: width - 1] else text[: width - 1]
     return cut.rstrip(" ,;:.") + "…"
+
+
+def search_hit(hit: SearchHit) -> Text:
+    """A `session/search` hit's snippet on one line, the matched words highlighted, who said it first."""
+    who = {"user": "you", "assistant": "cowork", "tool": "tool"}[hit.kind]
+    line = Text(f"{who}: ", style="dim")
+    position = 0
+    for start, end in [*hit.matches, (len(hit.snippet), len(hit.snippet))]:
+        line.append(" ".join(clean(hit.snippet[position:start]).split("\n")))
+        line.append(clean(hit.snippet[start:end]), style="bold yellow")
+        position = end
+    return line
 
 
 def clean(text: str) -> str:

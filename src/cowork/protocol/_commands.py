@@ -40,6 +40,7 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     _cmd("continue", "/continue", "resume this session's interrupted or paused turn", _REPL),
     _cmd("model", "/model [provider:model | auto]", "show or switch the model (auto: the router picks per turn)"),
     _cmd("diff", "/diff", "what this session's edits changed in the folder"),
+    _cmd("search", "/search WORDS", "find sessions (every folder's) by what was said or what tools returned"),
     _cmd("title", "/title [NEW TITLE]", "show or rename this session"),
     _cmd("delete", "/delete [ID]", "delete this session (or ID) for good, after a yes"),
     _cmd("export", "/export [md|json] [FILE]", "save this session as Markdown (for people) or JSON"),

@@ -86,6 +86,7 @@ __all__ = [
     "PingResult",
     "PublicConfig",
     "RespondResult",
+    "SearchHit",
     "ServerInfo",
     "SessionCompactParams",
     "SessionCreateParams",
@@ -99,6 +100,8 @@ __all__ = [
     "SessionListParams",
     "SessionListResult",
     "SessionRef",
+    "SessionSearchParams",
+    "SessionSearchResult",
     "SessionUpdateParams",
     "SubscribeParams",
     "SubscribeResult",
@@ -341,6 +344,28 @@ class TurnStartResult(WireModel):
     duplicate: bool = Field(description="True when this clientMessageId had already started a turn.")
 
 
+class SessionSearchParams(Params):
+    query: str = Field(min_length=1, max_length=500, description="Words to find (all of them), as typed.")
+    workspace: OsText | None = Field(default=None, max_length=4096, description="Only this folder's sessions.")
+    limit: int = Field(default=20, ge=1, le=100)
+
+
+class SearchHit(WireModel):
+    """One place a session says the words: a message, or what a tool returned."""
+
+    session_id: str
+    title: str
+    workspace: str
+    updated_at: datetime
+    kind: Literal["user", "assistant", "tool"]
+    snippet: str = Field(description="The text around the match, cut with `…`.")
+    matches: list[tuple[int, int]] = Field(description="Where the words are in `snippet`: [start, end) offsets.")
+
+
+class SessionSearchResult(WireModel):
+    hits: list[SearchHit]
+
+
 class SessionDeleteResult(WireModel):
     session_id: str
     deleted: bool
@@ -504,6 +529,13 @@ METHODS: dict[str, MethodSpec] = {
             "What the session's `edit` and `write` calls changed: each file against its text before the session's "
             "first change to it (shell commands are not tracked).",
             "session_not_found",
+        ),
+        _spec(
+            "session/search",
+            SessionSearchParams,
+            SessionSearchResult,
+            "Full-text search across sessions (every folder's, or one's with `workspace`): what the user and the "
+            "agent said and what tools returned. All the words must match; best matches first.",
         ),
         _spec(
             "session/delete",

@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal, cast
 
 import anyio.to_thread
 
@@ -17,12 +18,15 @@ from cowork.protocol import (
     EventsReplayResult,
     MessageInfo,
     ProtocolError,
+    SearchHit,
     SessionCreateParams,
     SessionEvent,
     SessionExportParams,
     SessionExportResult,
     SessionInfo,
     SessionListParams,
+    SessionSearchParams,
+    SessionSearchResult,
     SessionUpdated,
 )
 from cowork.store import Connection, Database, EventRow, MessageRow, SessionRow, repos
@@ -158,6 +162,29 @@ class SessionService:
             )
 
         return [self.info(r) for r in await self._db.read(read)]
+
+    async def search(self, params: SessionSearchParams) -> SessionSearchResult:
+        """Full-text search across sessions (see `repos.search`); `workspace` compares resolved paths."""
+        workspace = None
+        if params.workspace is not None:
+            workspace = str(await anyio.to_thread.run_sync(_resolved, params.workspace, self._default_workspace))
+        rows = await self._db.read(
+            lambda conn: repos.search.search(conn, params.query, workspace=workspace, limit=params.limit)
+        )
+        return SessionSearchResult(
+            hits=[
+                SearchHit(
+                    session_id=r.session_id,
+                    title=r.title,
+                    workspace=r.workspace,
+                    updated_at=r.updated_at,
+                    kind=cast(Literal["user", "assistant", "tool"], r.kind),
+                    snippet=r.snippet,
+                    matches=r.matches,
+                )
+                for r in rows
+            ]
+        )
 
     async def messages(self, session_id: str) -> list[MessageInfo]:
         def read(conn: Connection) -> tuple[list[MessageRow], dict[str, str | None]]:

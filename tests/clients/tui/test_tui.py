@@ -364,3 +364,20 @@ async def test_delete_asks_first_and_cancel_is_the_default(
     finally:
         await client.close()
     assert doomed.id not in [s["id"] for s in listed["sessions"]]
+
+
+async def test_search_then_resume(server: ServerProcess, workspace: Path, mock_llm: MockLLMServer) -> None:
+    mock_llm.set_script([MockResponse(text="written")])
+    app = app_for(server, workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, app.connected.is_set)
+        await send(pilot, "remember the kumquat")
+        await until(pilot, answered(app))
+        first = app.session
+        assert first is not None
+        await pilot.press("ctrl+n")
+        await until(pilot, lambda: app.session is not None and app.session.id != first.id)
+        await send(pilot, "/search kumquat")
+        await until(pilot, lambda: f"{first.id}  remember the kumquat" in chat_text(app))
+        await send(pilot, f"/resume {first.id}")
+        await until(pilot, lambda: app.session is not None and app.session.id == first.id)

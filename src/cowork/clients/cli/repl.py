@@ -27,7 +27,15 @@ from rich.text import Text
 import cowork
 from cowork.clients.connection import RpcClient, RpcError, ServerAddress, cowork_home, ensure_server
 from cowork.clients.export import parse_export, save_export
-from cowork.clients.format import SafeConsole, clean, diff_text, render_todos, shorten, summarize_arguments
+from cowork.clients.format import (
+    SafeConsole,
+    clean,
+    diff_text,
+    render_todos,
+    search_hit,
+    shorten,
+    summarize_arguments,
+)
 from cowork.protocol import (
     SLASH_COMMANDS,
     AgentSpawned,
@@ -69,6 +77,8 @@ from cowork.protocol import (
     SessionListParams,
     SessionListResult,
     SessionRef,
+    SessionSearchParams,
+    SessionSearchResult,
     SessionUpdated,
     SessionUpdateParams,
     Todos,
@@ -454,6 +464,7 @@ class Repl:
             "/export": self._export,
             "/delete": self._delete,
             "/title": self._title,
+            "/search": self._search,
             "/resume": self._resume_command,
             "/model": self._model,
             "/continue": lambda _arg: self.resume_last(),
@@ -661,6 +672,21 @@ class Repl:
         self.console.print(Text(f"Deleted “{title}”.", style="dim"))
         if self.session is not None and self.session.id == session_id:
             await self.new_session()
+
+    async def _search(self, arg: str) -> None:
+        """`/search WORDS`: every folder's sessions, where they say all the words (messages and tool results)."""
+        if not arg.strip():
+            self.console.print(Text("Usage: /search WORDS (then /resume ID)", style="yellow"))
+            return
+        result: SessionSearchResult = await self.rpc.request("session/search", SessionSearchParams(query=arg))
+        if not result.hits:
+            self.console.print(Text(f"Nothing found for {clean(arg)!r}.", style="dim"))
+            return
+        table = Table("id", "title", "found", "folder")
+        self.session_ids = list(dict.fromkeys(hit.session_id for hit in result.hits))
+        for hit in result.hits:
+            table.add_row(hit.session_id, clean(hit.title), search_hit(hit), clean(hit.workspace))
+        self.console.print(table)
 
     async def _list_sessions(self, arg: str) -> None:
         """This folder's sessions that have a message (`--all`: every folder's, with the folder)."""

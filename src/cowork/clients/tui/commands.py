@@ -22,6 +22,8 @@ from cowork.protocol import (
     SessionListParams,
     SessionListResult,
     SessionRef,
+    SessionSearchParams,
+    SessionSearchResult,
     SessionUpdateParams,
     SlashCommand,
     ToolListResult,
@@ -96,6 +98,28 @@ async def _title(app: CoworkApp, arg: str) -> None:
         await app.guarded(app.refresh_sessions())  # the new title shows there and in the header (its event)
 
 
+async def _search(app: CoworkApp, arg: str) -> None:
+    if not arg:
+        await app.chat.note(Text("Usage: /search WORDS (then /resume ID)", style="yellow"))
+        return
+    result: SessionSearchResult | None = await app.guarded(
+        app.rpc_request("session/search", SessionSearchParams(query=arg))
+    )
+    if result is None:
+        return
+    if not result.hits:
+        await app.chat.note(Text(f"Nothing found for {fmt.clean(arg)!r}.", style="dim"))
+        return
+    body = Text()
+    for hit in result.hits:
+        body.append(f"{hit.session_id}  {fmt.clean(hit.title)}  ({fmt.clean(hit.workspace)})\n", style="bold")
+        body.append("  ")
+        body.append(fmt.search_hit(hit))
+        body.append("\n")
+    body.append("/resume ID opens one", style="dim")
+    await app.chat.note(body)
+
+
 async def _usage(app: CoworkApp, _arg: str) -> None:
     usage = app.state.usage
     line = f"This session: {usage.input_tokens:,} tokens in · {usage.output_tokens:,} out · "
@@ -113,11 +137,10 @@ def _help(commands: list[SlashCommand]) -> Text:
 
 
 async def _resume(app: CoworkApp, arg: str) -> None:
-    target = next((s for s in app.sessions if s.id == arg), None)
-    if target is None:
-        await app.chat.note(Text(f"No session {arg!r} — /sessions lists them.", style="yellow"))
+    if not arg:
+        await app.chat.note(Text("Usage: /resume ID (/sessions and /search find them)", style="yellow"))
     else:
-        await app.show_session(target)
+        app.switch_session(arg)  # any session, listed or not; an unknown id is said so
 
 
 async def _compact(app: CoworkApp, arg: str) -> None:
@@ -241,6 +264,7 @@ _HANDLERS: dict[str, Callable[[CoworkApp, str], Awaitable[None]]] = {
     "export": _export,
     "delete": _delete,
     "title": _title,
+    "search": _search,
     "usage": _usage,
 }
 """What each of the TUI's commands does (`help` is answered from the table itself)."""

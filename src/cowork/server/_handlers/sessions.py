@@ -22,6 +22,8 @@ from cowork.protocol import (
     SessionListParams,
     SessionListResult,
     SessionRef,
+    SessionSearchParams,
+    SessionSearchResult,
     SessionUpdateParams,
     SubscribeParams,
     SubscribeResult,
@@ -49,6 +51,7 @@ __all__ = [
     "session_export",
     "session_get",
     "session_list",
+    "session_search",
     "session_subscribe",
     "session_unsubscribe",
     "session_update",
@@ -75,6 +78,10 @@ async def session_list(core: Core, peer: Peer | None, params: SessionListParams)
 
 async def session_update(core: Core, peer: Peer | None, params: SessionUpdateParams) -> SessionInfo:
     return await core.settings.update(params)
+
+
+async def session_search(core: Core, peer: Peer | None, params: SessionSearchParams) -> SessionSearchResult:
+    return await core.sessions.search(params)
 
 
 async def session_delete(core: Core, peer: Peer | None, params: SessionRef) -> SessionDeleteResult:

@@ -71,6 +71,33 @@ export async function runCommand(app, text) {
           result.files.map((f) => [h("div", { class: "diff-file" }, h("strong", {}, `${f.status} ${f.path}`), ` +${f.additions} −${f.deletions}`), diffView(f.diff, "file-diff")])));
         break;
       }
+      case "search": {
+        if (!arg.trim()) {
+          say(app, "Usage: /search WORDS", "warn");
+          break;
+        }
+        const result = await app.rpc.call("session/search", { query: arg });
+        if (!app.current) await app.newSession();
+        if (!result.hits.length) {
+          say(app, `Nothing found for “${arg}”.`);
+          break;
+        }
+        const who = { user: "you", assistant: "cowork", tool: "tool" };
+        app.current.add(h("div", { class: "note note-search", "data-testid": "search-results" },
+          h("div", { class: "muted" }, `Found in ${result.hits.length} place(s) — click one to open its session:`),
+          result.hits.map((hit) => {
+            const parts = [];
+            let at = 0;
+            for (const [start, end] of hit.matches) {
+              parts.push(hit.snippet.slice(at, start), h("mark", {}, hit.snippet.slice(start, end)));
+              at = end;
+            }
+            parts.push(hit.snippet.slice(at));
+            return h("button", { class: "search-hit", type: "button", "data-testid": "search-hit", onclick: () => app.select(hit.sessionId) },
+              h("strong", {}, hit.title), " ", h("span", { class: "muted" }, hit.workspace), h("div", {}, `${who[hit.kind]}: `, ...parts));
+          })));
+        break;
+      }
       case "title": {
         const title = arg.trim().split(/\s+/).join(" ");
         if (!title) {
