@@ -32,6 +32,14 @@ def _parser() -> argparse.ArgumentParser:
         "server", help="the background server clients share: status, stop, restart (with this shell's settings)"
     )
     server.add_argument("action", choices=["status", "stop", "restart"])
+    backup = sub.add_parser(
+        "backup",
+        help="copy Cowork's database, also while it runs (checked; API keys are not in it; docs/continuity.md)",
+    )
+    backup.add_argument("file", nargs="?", type=Path, help="where to write it (default: ~/.cowork/backups/…)")
+    restore = sub.add_parser("restore", help="put a backup in place of the database (the server must be stopped)")
+    restore.add_argument("file", type=Path, help="the backup to restore")
+    restore.add_argument("--yes", action="store_true", help="do not ask first")
     add_run_parser(sub)
     parser.add_argument("--version", action="version", version=f"cowork {_version()}")
     return parser
@@ -66,6 +74,17 @@ def main(argv: list[str] | None = None) -> None:
         from cowork.clients.cli.server_cmds import main_server
 
         code = main_server(args.action, getattr(args, "workspace", None))
+    elif args.command == "backup":
+        from cowork.config import resolve_home
+        from cowork.store._cli import main_backup
+
+        code = main_backup(resolve_home(), args.file)
+    elif args.command == "restore":
+        from cowork.clients.connection import cowork_home, running_server
+        from cowork.store._cli import main_restore
+
+        home = cowork_home()
+        code = main_restore(home, args.file, yes=args.yes, server_running=running_server(home) is not None)
     elif args.command == "run":
         from cowork.clients.cli.main import main_run
 

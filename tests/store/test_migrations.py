@@ -59,10 +59,10 @@ def _upgrade_to(path: Path, revision: str) -> None:
     from alembic import command
     from alembic.config import Config
 
-    from cowork.store._engine import _MIGRATIONS
+    from cowork.store._engine import MIGRATIONS
 
     config = Config()
-    config.set_main_option("script_location", str(_MIGRATIONS))
+    config.set_main_option("script_location", str(MIGRATIONS))
     engine = sa.create_engine(f"sqlite:///{path}")
     with engine.begin() as conn:
         config.attributes["connection"] = conn

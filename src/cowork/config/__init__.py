@@ -21,10 +21,12 @@ from ._model import (
     ToolsConfig,
     WebConfig,
 )
-from ._paths import CoworkPaths, resolve_home
+from ._paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, CoworkPaths, private_dir, resolve_home
 from ._trust import WORKSPACE_KEYS, WorkspaceTrust, workspace_may_set
 
 __all__ = [
+    "PRIVATE_DIR_MODE",
+    "PRIVATE_FILE_MODE",
     "WORKSPACE_KEYS",
     "AgentConfig",
     "BashConfig",
@@ -50,6 +52,7 @@ __all__ = [
     "WebConfig",
     "WorkspaceTrust",
     "load_config",
+    "private_dir",
     "resolve_home",
     "workspace_may_set",
 ]

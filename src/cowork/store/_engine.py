@@ -30,7 +30,7 @@ T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
-_MIGRATIONS = Path(__file__).parent / "migrations"
+MIGRATIONS = Path(__file__).parent / "migrations"
 _BUSY_TIMEOUT_MS = 10_000
 _PRIVATE = 0o600
 
@@ -140,7 +140,7 @@ class Database:
     def migrate(self) -> str | None:
         """Upgrade the schema to the newest migration (blocking; call at start-up). Returns the revision."""
         config = Config()
-        config.set_main_option("script_location", str(_MIGRATIONS))
+        config.set_main_option("script_location", str(MIGRATIONS))
         head = ScriptDirectory.from_config(config).get_current_head()
         with self._writer.connect() as conn:
             current = MigrationContext.configure(conn).get_current_revision()
