@@ -48,6 +48,7 @@ async def test_a_backup_taken_mid_turn_restores_consistently(
         assert taken.returncode == 0, taken.stderr
         assert "Backed up 1 sessions" in taken.stdout and str(backup) in taken.stdout
         assert (backup.stat().st_mode & 0o777) == 0o600
+        assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("saved")) == ["saved.db"]  # one file
         again = cowork(home, "backup", str(backup))
         assert again.returncode == 1 and "exists already" in again.stderr
 

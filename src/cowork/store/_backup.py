@@ -61,6 +61,9 @@ def backup_database(database: Path, target: Path, progress: Progress | None = No
         with contextlib.closing(sqlite3.connect(database, timeout=30)) as source:
             with contextlib.closing(sqlite3.connect(target)) as copy:
                 source.backup(copy, pages=_PAGES_PER_STEP, progress=_reporter(progress))
+                # One self-contained file: the copy keeps the source's WAL mode, which would leave -wal and -shm
+                # files beside it whenever it is opened.
+                copy.execute("PRAGMA journal_mode=DELETE")
         return check_backup(target)
     except (sqlite3.Error, BackupError) as exc:
         target.unlink(missing_ok=True)

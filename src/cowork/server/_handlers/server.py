@@ -31,7 +31,7 @@ _STARTED_AT = datetime.now(UTC)
 """When this server started: this module is loaded while the app is built, before the port opens."""
 
 
-_SERVED_WAIT_SECONDS = 0.3
+_SERVED_WAIT_SECONDS = 1.0
 
 
 async def initialize(core: Core, peer: Peer | None, params: InitializeParams) -> InitializeResult:
