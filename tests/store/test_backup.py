@@ -30,6 +30,10 @@ def cowork(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def named(folder: Path, prefix: str) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith(prefix))
+
+
 async def test_a_backup_taken_mid_turn_restores_consistently(
     tmp_path: Path, workspace: Path, mock_llm: MockLLMServer
 ) -> None:
@@ -48,7 +52,7 @@ async def test_a_backup_taken_mid_turn_restores_consistently(
         assert taken.returncode == 0, taken.stderr
         assert "Backed up 1 sessions" in taken.stdout and str(backup) in taken.stdout
         assert (backup.stat().st_mode & 0o777) == 0o600
-        assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("saved")) == ["saved.db"]  # one file
+        assert named(tmp_path, "saved") == ["saved.db"]  # one file, no -wal or -shm beside it
         again = cowork(home, "backup", str(backup))
         assert again.returncode == 1 and "exists already" in again.stderr
 
@@ -65,8 +69,7 @@ async def test_a_backup_taken_mid_turn_restores_consistently(
     assert unconfirmed.returncode == 2 and "--yes" in unconfirmed.stderr
     restored = cowork(home, "restore", str(backup), "--yes")
     assert restored.returncode == 0, restored.stderr
-    kept = [p for p in home.iterdir() if p.name.startswith("cowork.db.before-restore-")]
-    assert len(kept) == 1 and "kept as" in restored.stdout
+    assert len(named(home, "cowork.db.before-restore-")) == 1 and "kept as" in restored.stdout
     with sqlite3.connect(home / "cowork.db") as db:
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
