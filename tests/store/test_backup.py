@@ -83,3 +83,17 @@ async def test_a_backup_taken_mid_turn_restores_consistently(
         replay = await client.call("events/replay", {"sessionId": sid, "afterSeq": 0, "limit": 10_000})
         assert [e["seq"] for e in replay["events"]] == list(range(1, len(replay["events"]) + 1))
         await client.close()
+
+
+def test_a_backup_to_a_file_name_with_uri_characters(tmp_path: Path) -> None:
+    from cowork.store import Database
+    from cowork.store._backup import backup_database, check_backup
+
+    db = Database.sqlite(tmp_path / "cowork.db")
+    db.migrate()
+    db.close()
+    odd = tmp_path / "a dir#1" / "backup?v=2.db"
+    odd.parent.mkdir()
+    info = backup_database(tmp_path / "cowork.db", odd)
+    assert (info.path, info.sessions) == (odd, 0) and check_backup(odd).revision == info.revision
+    assert named(odd.parent, "") == ["backup?v=2.db"]

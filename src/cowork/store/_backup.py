@@ -77,7 +77,7 @@ def check_backup(path: Path) -> BackupInfo:
         BackupError: not a database, or a damaged one.
     """
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        with contextlib.closing(sqlite3.connect(_read_only(path), uri=True)) as db:
             verdict = db.execute("PRAGMA integrity_check").fetchone()
             if verdict is None or verdict[0] != "ok":
                 raise BackupError(f"{path} is damaged: {verdict[0] if verdict else 'no answer'}.")
@@ -114,7 +114,7 @@ def restore_database(backup: Path, database: Path, known_revisions: set[str]) ->
     try:
         fd = os.open(database, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, PRIVATE_FILE_MODE)
         os.close(fd)
-        with contextlib.closing(sqlite3.connect(f"file:{backup}?mode=ro", uri=True)) as source:
+        with contextlib.closing(sqlite3.connect(_read_only(backup), uri=True)) as source:
             with contextlib.closing(sqlite3.connect(database)) as target:
                 source.backup(target, pages=_PAGES_PER_STEP)
     except (OSError, sqlite3.Error) as exc:
@@ -130,6 +130,11 @@ def known_revisions() -> set[str]:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     return {script.revision for script in ScriptDirectory.from_config(config).walk_revisions()}
+
+
+def _read_only(path: Path) -> str:
+    """A read-only SQLite URI for `path` (percent-encoded: a `?` or `#` in a file name stays part of it)."""
+    return f"{path.absolute().as_uri()}?mode=ro"
 
 
 def _reporter(progress: Progress | None) -> Callable[[int, int, int], None] | None:
