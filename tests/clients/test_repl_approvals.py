@@ -251,3 +251,28 @@ def test_search_finds_what_was_said(
     child.expect("Resumed “remember the kumquat”")
     child.expect(PROMPT)
     quit_(child)
+
+
+def test_plan_mode_on_and_off(
+    workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    mock_llm.set_script(
+        [
+            MockResponse(tool_calls=[MockToolCall(name="bash", arguments={"command": "touch x", "description": "t"})]),
+            MockResponse(text="Plan: touch x. Approve?"),
+        ]
+    )
+    child = start(workspace, mock_llm, cli_env, tmp_path)
+    child.send("/plan on\r")
+    child.expect("Plan mode on: only tools that change nothing run")
+    child.expect(PROMPT)
+    child.send("make x\r")
+    child.expect("Plan: touch x")
+    child.expect(PROMPT)
+    assert "approve?" not in screen(child) and not (workspace / "x").exists()
+    child.send("/plan\r")
+    child.expect("Plan mode on")
+    child.send("/plan off\r")
+    child.expect("Plan mode off: the agent may act")
+    child.expect(PROMPT)
+    quit_(child)

@@ -114,3 +114,50 @@ async def test_session_switches(tmp_path: Path, workspace: Path, mock_llm: MockL
             await client.call("session/update", {"sessionId": session["id"], "network": "maybe"})
         assert info.value.code == "invalid_params"
         await client.close()
+
+
+async def test_plan_mode_refuses_changes_until_the_plan_is_approved(
+    tmp_path: Path, workspace: Path, mock_llm: MockLLMServer
+) -> None:
+    write = MockToolCall(name="write", arguments={"filePath": "plan.md", "content": "step 1\n"})
+    mock_llm.set_script(
+        [
+            MockResponse(
+                tool_calls=[
+                    write,
+                    MockToolCall(name="bash", arguments={"command": "ls", "description": "look"}),
+                    MockToolCall(name="bash", arguments={"command": "touch made.txt", "description": "make"}),
+                ]
+            ),
+            MockResponse(text="Here is the plan: write plan.md. Approve?"),
+            MockResponse(tool_calls=[write]),
+            MockResponse(text="Done."),
+        ]
+    )
+    with ServerProcess(tmp_path / "home", workspace, env=provider_env("openai", mock_llm.openai_base_url)) as server:
+        client = await EventClient.connect(server.address)
+        sid = (await client.call("session/create", {}))["id"]
+        on = await client.call("session/update", {"sessionId": sid, "planMode": True})
+        assert on["planMode"] is True
+        op = await client.call("turn/start", {"sessionId": sid, "text": "plan it", "clientMessageId": "1"})
+        assert await client.wait_turn_end(op["operationId"]) == "done"
+        assert not [e for e in client.events if e.type == "approval_requested"]  # refused, never asked
+        results = {r["tool_call_id"]: r for r in mock_llm.requests[1].last_tool_results}
+        contents = [r["content"] for r in results.values()]
+        assert sum("Plan mode is on" in c for c in contents) == 2  # the write and the touch
+        assert not (workspace / "plan.md").exists() and not (workspace / "made.txt").exists()
+        assert "# Plan mode" in (mock_llm.requests[0].system or "")
+
+        off = await client.call("session/update", {"sessionId": sid, "planMode": False})
+        assert off["planMode"] is False
+        log = await client.call("events/replay", {"sessionId": sid, "afterSeq": 0, "limit": 1000})
+        switched = [e["payload"]["planMode"] for e in log["events"] if "planMode" in e["payload"]]
+        assert switched == [True, False]  # announced to every client watching
+        op = await client.call("turn/start", {"sessionId": sid, "text": "approved, go", "clientMessageId": "2"})
+        await client.wait_for(lambda evs: any(e.type == "approval_requested" for e in evs))  # asks as usual again
+        (request,) = of_kind(client.events, ApprovalRequested)
+        await client.call("approval/respond", {"requestId": request.request_id, "approved": True})
+        assert await client.wait_turn_end(op["operationId"]) == "done"
+        assert (workspace / "plan.md").read_text(encoding="utf-8") == "step 1\n"
+        assert "# Plan mode" not in (mock_llm.requests[-1].system or "")
+        await client.close()

@@ -1,5 +1,5 @@
 """`/export`, `/delete` and `/search` in the browser: the session downloads as Markdown or JSON, named after its title; a
-deletion asks first; a search result opens its session."""
+deletion asks first; a search result opens its session; plan mode shows as a badge."""
 
 from __future__ import annotations
 
@@ -97,4 +97,17 @@ async def test_search_opens_the_session_found(
     await expect(hits.first.locator("mark")).to_have_text("kumquat")
     await hits.first.click()
     await expect(page.get_by_test_id("assistant-message").last).to_have_text("The kumquat is noted.")
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+async def test_plan_mode_badge(context: BrowserContext, server: ServerProcess) -> None:
+    page = await open_ui(context, server)
+    composer = page.get_by_test_id("composer")
+    await composer.fill("/plan on")
+    await composer.press("Enter")
+    await expect(page.get_by_test_id("plan-badge")).to_have_text("plan mode")
+    await expect(page.get_by_text("Plan mode on: only tools that change nothing run").last).to_be_visible()
+    await composer.fill("/plan off")
+    await composer.press("Enter")
+    await expect(page.get_by_test_id("plan-badge")).to_have_count(0)
     assert page.errors == []  # type: ignore[attr-defined]

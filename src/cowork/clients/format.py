@@ -30,6 +30,8 @@ from cowork.protocol import (
 )
 
 __all__ = [
+    "PLAN_OFF",
+    "PLAN_ON",
     "SafeConsole",
     "agent_spawned",
     "budget_warning",
@@ -169,6 +171,10 @@ def shorten(text: str, width: int) -> str:
         return text
     cut = text[: width - 1].rsplit(" ", 1)[0] if " " in text[: width - 1] else text[: width - 1]
     return cut.rstrip(" ,;:.") + "…"
+
+
+PLAN_ON = "Plan mode on: only tools that change nothing run; the agent plans first. /plan off approves the plan."
+PLAN_OFF = "Plan mode off: the agent may act (approvals as usual)."
 
 
 def search_hit(hit: SearchHit) -> Text:

@@ -50,6 +50,7 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
         "tools", "/tools [NAME always|never|inherit]", "list tools and when they ask, or set when one asks", _TERMINAL
     ),
     _cmd("network", "/network on|off", "let shell commands reach the network"),
+    _cmd("plan", "/plan [on|off]", "plan mode: only tools that change nothing run; off approves the plan"),
     _cmd("yolo", "/yolo on|off", "approvals and the sandbox off (careful)"),
     _cmd(
         "mcp",

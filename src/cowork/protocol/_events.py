@@ -197,6 +197,7 @@ class SessionUpdated(_Payload):
     allowances: list[str] | None = Field(
         default=None, description="What the session now allows without asking, in words (empty: cleared)."
     )
+    plan_mode: bool | None = Field(default=None, description="Plan mode turned on or off.")
 
 
 class ToolInterrupted(_Payload):

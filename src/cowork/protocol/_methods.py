@@ -218,6 +218,7 @@ class SessionInfo(WireModel):
         description="What the user allowed for this session without asking again, in words (`edit`, `commands "
         "starting with git status`).",
     )
+    plan_mode: bool = Field(default=False, description="Only tools that change nothing run (see `session/update`).")
 
 
 class MessageInfo(WireModel):
@@ -277,6 +278,11 @@ class SessionUpdateParams(Params):
     )
     clear_allowances: bool | None = Field(
         default=None, description="true: forget what was allowed for the session; every call asks again."
+    )
+    plan_mode: bool | None = Field(
+        default=None,
+        description="Plan mode: only tools that change nothing run, so the agent plans (todos) first; false approves "
+        "the plan and lets it act.",
     )
 
 

@@ -53,6 +53,17 @@ _PROMPT_FOR_AGENT = {
 }
 
 
+_PLAN_MODE_PROMPT = """
+
+# Plan mode
+
+Plan mode is on for this session. Only tools that change nothing run: read, search, list, fetch, and shell
+commands that only read. Anything that would write, edit, delete, install or send is refused. Investigate what you
+need, then write the plan as todos (todoWrite): concrete steps, the files each touches, how you will check the
+result. Present it briefly and ask the user to approve it; they leave plan mode (/plan off) when they agree, and
+then you carry it out."""
+
+
 class ModelSteps(RunnerBase):
     """`call_llm` and `compress_context`."""
 
@@ -72,8 +83,11 @@ class ModelSteps(RunnerBase):
                 skills_directory=skills_directories(self.workspace, self.deps.home),
             ),
             template=_PROMPT_FOR_AGENT.get(self.state.agent_type, "system"),
-            extras=self._prompt_extras or "",
+            extras=(self._prompt_extras or "") + (_PLAN_MODE_PROMPT if self._plan_mode() else ""),
         )
+
+    def _plan_mode(self) -> bool:
+        return self.hooks.session_flags(self.state.session_id).plan
 
     def _settings(self) -> ModelSettings:
         agent = self.deps.config.agent

@@ -59,6 +59,13 @@ __all__ = ["OperationRunner"]
 
 log = logging.getLogger(__name__)
 
+_PLAN_MODE = "planMode"
+"""Set in a call's `meta` when plan mode refuses it."""
+PLAN_MODE_REFUSAL = (
+    "Plan mode is on: only tools that change nothing run (reading, searching, read-only commands). Finish the plan "
+    "(todoWrite), present it, and ask the user to approve it; they turn plan mode off (/plan off) to let you act."
+)
+
 C = ToolCallStatus
 S = OperationStatus
 
@@ -136,6 +143,10 @@ class OperationRunner(ModelSteps, HumanSteps):
             server_policies=dict([server]) if server else {},
             allowances=flags.allowances,
         )
+        if flags.plan and (facts.risky or facts.protected is not None):
+            # Plan mode: what would change something is refused when it runs, without asking first.
+            entry.meta[_PLAN_MODE] = True
+            return PolicyDecision("run", "plan mode: refused, not asked about", "plan")
         decision = decide_approval(facts, context)
         if decision.decision == "question" and self.state.parent_id is not None:
             return PolicyDecision("run", "a sub-agent cannot ask the user")  # the tool itself then says so
@@ -287,6 +298,8 @@ class OperationRunner(ModelSteps, HumanSteps):
                 raise ToolError(
                     f"The arguments for {entry.name} are not a valid JSON object: {entry.invalid_arguments!r}"
                 )
+            if entry.meta.get(_PLAN_MODE):  # decided in plan mode: refused even if plan mode ended since
+                raise ToolError(PLAN_MODE_REFUSAL)
             return await run_tool(tool, entry.arguments, self._tool_context(entry)), False
         except ToolError as exc:
             return f"Error: {exc}", True

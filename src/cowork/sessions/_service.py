@@ -98,6 +98,7 @@ class SessionService:
             reasoning_effort=row.reasoning_effort,  # validated when set
             auto_model=row.model == AUTO_MODEL,
             allowances=[describe_allowance(key) for key in load_allowances(row.allowances)],
+            plan_mode=row.plan_mode,
         )
 
     async def create(self, params: SessionCreateParams) -> SessionInfo:

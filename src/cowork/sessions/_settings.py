@@ -28,6 +28,8 @@ class SessionFlags:
     reasoning_effort: str | None = None
     allowances: tuple[str, ...] = ()
     """What the user allowed for the session without asking again (keys, see `cowork.policy.allowance_key`)."""
+    plan: bool = False
+    """Plan mode: calls that change something are refused, not asked about."""
 
     @classmethod
     def of(cls, row: SessionRow) -> SessionFlags:
@@ -36,6 +38,7 @@ class SessionFlags:
             yolo=row.yolo,
             reasoning_effort=row.reasoning_effort,
             allowances=load_allowances(row.allowances),
+            plan=row.plan_mode,
         )
 
 
@@ -72,7 +75,12 @@ class SessionSettings:
         """
         changes: dict[str, str | bool | None] = {
             name: value
-            for name, value in (("title", params.title), ("network", params.network), ("yolo", params.yolo))
+            for name, value in (
+                ("title", params.title),
+                ("network", params.network),
+                ("yolo", params.yolo),
+                ("plan_mode", params.plan_mode),
+            )
             if value is not None
         }
         if params.reasoning_effort is not None:

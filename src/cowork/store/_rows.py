@@ -38,6 +38,8 @@ class SessionRow:
     """The session's reasoning (thinking) effort; None: the configured default."""
     allowances: str = "[]"
     """What the user allowed without asking again, as a JSON list of keys (`tool:edit`, `command:git status`)."""
+    plan_mode: bool = False
+    """Only tools that change nothing run, until the user approves the plan (turns plan mode off)."""
 
 
 @dataclass(frozen=True, slots=True)

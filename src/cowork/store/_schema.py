@@ -66,6 +66,7 @@ sessions = sa.Table(
     sa.Column("yolo", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Column("reasoning_effort", sa.String(16)),
     sa.Column("allowances", sa.Text, nullable=False, server_default="[]"),
+    sa.Column("plan_mode", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Index("ix_sessions_updated_at", "updated_at"),
 )
 

@@ -381,3 +381,15 @@ async def test_search_then_resume(server: ServerProcess, workspace: Path, mock_l
         await until(pilot, lambda: f"{first.id}  remember the kumquat" in chat_text(app))
         await send(pilot, f"/resume {first.id}")
         await until(pilot, lambda: app.session is not None and app.session.id == first.id)
+
+
+async def test_plan_mode_shows_in_the_usage_bar(server: ServerProcess, workspace: Path) -> None:
+    app = app_for(server, workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, app.connected.is_set)
+        bar = app.query_one(UsageBar)
+        await send(pilot, "/plan on")
+        await until(pilot, lambda: "PLAN MODE" in str(bar.render()))
+        assert "Plan mode on" in chat_text(app)
+        await send(pilot, "/plan off")
+        await until(pilot, lambda: "PLAN MODE" not in str(bar.render()))

@@ -28,6 +28,8 @@ import cowork
 from cowork.clients.connection import RpcClient, RpcError, ServerAddress, cowork_home, ensure_server
 from cowork.clients.export import parse_export, save_export
 from cowork.clients.format import (
+    PLAN_OFF,
+    PLAN_ON,
     SafeConsole,
     clean,
     diff_text,
@@ -464,6 +466,7 @@ class Repl:
             "/export": self._export,
             "/delete": self._delete,
             "/title": self._title,
+            "/plan": self._plan,
             "/search": self._search,
             "/resume": self._resume_command,
             "/model": self._model,
@@ -638,6 +641,18 @@ class Repl:
             print_error(self.console, "write_failed", f"Could not write {exc.filename}: {exc.strerror}.")
             return
         self.console.print(Text(f"Saved {result.events:,} events as {fmt} to {saved}", style="dim"))
+
+    async def _plan(self, arg: str) -> None:
+        """`/plan on|off`: plan mode (only tools that change nothing run); `off` approves the plan."""
+        arg = arg.strip().lower()
+        if arg not in ("on", "off"):
+            on = self.session is not None and self.session.plan_mode
+            self.console.print(Text(f"{PLAN_ON if on else PLAN_OFF} (/plan on|off)", style="dim"))
+            return
+        session = await self.current()
+        params = SessionUpdateParams(session_id=session.id, plan_mode=arg == "on")
+        self.session = await self.rpc.request("session/update", params)
+        self.console.print(Text(PLAN_ON if self.session.plan_mode else PLAN_OFF, style="bold cyan"))
 
     async def _title(self, arg: str) -> None:
         """`/title`: the session's title; `/title NEW` renames it (a new session is created for it if need be)."""

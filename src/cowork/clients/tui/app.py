@@ -214,7 +214,8 @@ class CoworkApp(App[int]):
 
     def _refresh_usage(self) -> None:
         with contextlib.suppress(NoMatches):  # not there while the app exits
-            self.query_one(UsageBar).show(self.model_label, self.state.usage, self.connection)
+            plan = self.session is not None and self.session.plan_mode
+            self.query_one(UsageBar).show(self.model_label, self.state.usage, self.connection, plan=plan)
 
     def _set_model_label(self, session: SessionInfo | None) -> None:
         if session is not None and session.auto_model:

@@ -249,6 +249,20 @@ async def _switch(app: CoworkApp, name: str, arg: str) -> None:
         )
 
 
+async def _plan(app: CoworkApp, arg: str) -> None:
+    if app.session is None:
+        return
+    if arg not in ("on", "off"):
+        state = fmt.PLAN_ON if app.session.plan_mode else fmt.PLAN_OFF
+        await app.chat.note(Text(f"{state} (/plan on|off)", style="dim"))
+        return
+    params = SessionUpdateParams(session_id=app.session.id, plan_mode=arg == "on")
+    session = await app.guarded(app.rpc_request("session/update", params))
+    if session is not None:
+        app.session = session
+        await app.chat.note(Text(fmt.PLAN_ON if session.plan_mode else fmt.PLAN_OFF, style="cyan"))
+
+
 _HANDLERS: dict[str, Callable[[CoworkApp, str], Awaitable[None]]] = {
     "new": _new,
     "clear": _new,
@@ -264,6 +278,7 @@ _HANDLERS: dict[str, Callable[[CoworkApp, str], Awaitable[None]]] = {
     "export": _export,
     "delete": _delete,
     "title": _title,
+    "plan": _plan,
     "search": _search,
     "usage": _usage,
 }

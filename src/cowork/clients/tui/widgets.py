@@ -405,8 +405,10 @@ class McpPanel(Static):
 class UsageBar(Static):
     """One line: model, tokens, cost, today's cost, connection."""
 
-    def show(self, model: str, usage: UsageTotals, connection: str) -> None:
+    def show(self, model: str, usage: UsageTotals, connection: str, *, plan: bool = False) -> None:
         text = Text()
+        if plan:
+            text.append(" PLAN MODE ", style="bold black on cyan")
         text.append(f" {model}", style="bold")
         text.append(f" · {usage.input_tokens:,} in · {usage.output_tokens:,} out", style="")
         if usage.cost_usd or not usage.cost_known:

@@ -57,9 +57,9 @@ def list_recent(
 
 
 def update(conn: Connection, session_id: str, *, now: datetime, **values: str | bool | None) -> None:
-    """Update settings columns (`title`, `provider`, `model`, `network`, `yolo`, `reasoning_effort`, `allowances`)
-    and `updated_at`."""
-    allowed = {"title", "provider", "model", "network", "yolo", "reasoning_effort", "allowances"}
+    """Update settings columns (`title`, `provider`, `model`, `network`, `yolo`, `reasoning_effort`, `allowances`,
+    `plan_mode`) and `updated_at`."""
+    allowed = {"title", "provider", "model", "network", "yolo", "reasoning_effort", "allowances", "plan_mode"}
     unknown = set(values) - allowed
     if unknown:
         raise ValueError(f"not a session setting: {sorted(unknown)}")

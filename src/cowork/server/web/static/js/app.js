@@ -238,6 +238,7 @@ class App {
       h("button", { class: "link model-chip", "data-testid": "model-chip", title: "Change the model", onclick: () => this.show("models") }, model),
       s.yolo ? h("span", { class: "badge danger" }, "YOLO: approvals and sandbox off") : null,
       s.network ? h("span", { class: "badge" }, "network on") : null,
+      s.planMode ? h("span", { class: "badge", "data-testid": "plan-badge", title: "Only tools that change nothing run; /plan off approves the plan" }, "plan mode") : null,
       h("span", { class: "session-usage muted", "data-testid": "session-usage" },
         `${view.usage.inputTokens + view.usage.outputTokens} tokens · ${view.usage.costUnknown ? (view.usage.costUsd ? `${money(view.usage.costUsd)} + price unknown` : "price unknown") : money(view.usage.costUsd)}`)]);
   }

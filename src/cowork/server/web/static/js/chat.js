@@ -117,7 +117,7 @@ const HANDLERS = {
     view.app.renderSessionHeader();
   },
   session_updated(view, p) {
-    for (const key of ["title", "provider", "model", "network", "yolo", "autoModel"]) {
+    for (const key of ["title", "provider", "model", "network", "yolo", "autoModel", "planMode"]) {
       if (p[key] != null) view.session[key] = p[key];
     }
     view.app.renderSessionHeader();

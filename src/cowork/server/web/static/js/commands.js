@@ -54,6 +54,19 @@ export async function runCommand(app, text) {
         app.renderSessionHeader();
         say(app, name === "yolo" && arg === "on" ? "YOLO on: approvals and the sandbox are OFF for this session." : `${name} ${arg}`, arg === "on" ? "warn" : "info");
         break;
+      case "plan": {
+        const on = "Plan mode on: only tools that change nothing run; the agent plans first. /plan off approves the plan.";
+        const off = "Plan mode off: the agent may act (approvals as usual).";
+        if (!["on", "off"].includes(arg.trim())) {
+          say(app, `${app.current && app.current.session.planMode ? on : off} (/plan on|off)`);
+          break;
+        }
+        if (!app.current) await app.newSession();
+        app.current.session = { ...app.current.session, ...(await app.rpc.call("session/update", { sessionId: app.current.session.id, planMode: arg.trim() === "on" })) };
+        app.renderSessionHeader();
+        say(app, app.current.session.planMode ? on : off);
+        break;
+      }
       case "usage":
         app.show("usage");
         break;
