@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from cowork.protocol import SessionEvent, SessionInfo
@@ -78,3 +79,15 @@ def test_json_is_the_log_and_the_filename_is_never_a_path() -> None:
     hostile = SESSION.model_copy(update={"title": "../../etc/passwd"})
     assert export_filename(hostile, "json") == "etc-passwd.json"
     assert export_filename(SESSION.model_copy(update={"title": "…"}), "md") == "session.md"
+
+
+def test_a_client_saves_under_the_last_part_of_the_name_it_is_given(tmp_path: Path) -> None:
+    from cowork.clients.export import parse_export, save_export
+    from cowork.protocol import SessionExportResult
+
+    result = SessionExportResult(filename="../../escape.md", media_type="text/markdown", content="# x\n", events=1)
+    saved = save_export(result, None, tmp_path)
+    assert saved == tmp_path / "escape.md" and saved.read_text(encoding="utf-8") == "# x\n"
+    assert parse_export("json my notes.json") == ("json", Path("my notes.json"))
+    assert parse_export("week.json") == ("json", Path("week.json"))
+    assert parse_export("") == ("markdown", None)

@@ -38,7 +38,8 @@ def save_export(result: SessionExportResult, path: Path | None, folder: Path) ->
         FileExistsError: something is there already (nothing is overwritten).
         OSError: it could not be written.
     """
-    target = folder / (path if path is not None else result.filename)
+    # The server's name is made safe there; its last part only, all the same: it names a file in `folder`.
+    target = folder / (path if path is not None else (Path(result.filename).name or "session.md"))
     with target.open("x", encoding="utf-8") as out:
         out.write(result.content)
     return target

@@ -31,7 +31,7 @@ from cowork.store import Connection, HumanRequestRow, OperationRow, ToolCallRow,
 from ._answers import Answers
 from ._operations import Operations
 from ._state import OperationState
-from ._views import operation_info, operation_not_found, pending_requests
+from ._views import busy, operation_info, operation_not_found, pending_requests
 
 __all__ = ["Lifecycle"]
 
@@ -162,11 +162,8 @@ class Lifecycle:
                 raise session_not_found(session_id)
             running = ops.running_turn(session_id)
             if running is not None:
-                raise ProtocolError(
-                    ErrorCode.BUSY,
-                    "A turn is running in this session; cancel it before deleting the session.",
-                    source=ErrorSource.RUNTIME,
-                    details={"operationId": running.state.id},
+                raise busy(
+                    "A turn is running in this session; cancel it before deleting the session.", running.state.id
                 )
             for op in open_ops:
                 if op.parent_operation_id is None and not OperationStatus(op.status).is_final:

@@ -32,6 +32,7 @@ from ._operations import NewOperation, Operations
 from ._routing import Routed, TurnRouter
 from ._runner import split_point
 from ._state import Steer
+from ._views import busy
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
@@ -109,20 +110,14 @@ class Turns:
                 )
             running = ops.running_turn(sid)
             if running is not None:
-                raise ProtocolError(
-                    ErrorCode.BUSY,
+                raise busy(
                     "A turn is already running in this session; wait for it, steer it (turn/steer) or cancel it.",
-                    source=ErrorSource.RUNTIME,
-                    details={"operationId": running.state.id},
+                    running.state.id,
                 )
             routed, target = await self._target(session, params.text)
             if previous is not None:
                 await ops.cancel(previous.id, reason="Superseded by a new message.")
-            cached = ops.threads.take(sid)
-            if cached is None:
-                thread = await ops.deps.db.read(lambda conn: read_thread(conn, sid))
-                messages, positions = repair_with_positions(thread.messages, thread.positions)
-                cached = CachedThread(messages, positions, thread.next_position)
+            cached = await self._history(sid, take=True)
             operation_id = new_id("op")
             new_title = _title_from(params.text) if session.title == _DEFAULT_TITLE else None
             events: list[EventPayload] = []
@@ -186,20 +181,14 @@ class Turns:
             if session is None:
                 raise session_not_found(sid)
             running = ops.running_turn(sid)
-            busy = running.state.id if running is not None else active.id if active is not None else None
-            if busy is not None:
-                raise ProtocolError(
-                    ErrorCode.BUSY,
+            in_play = running.state.id if running is not None else active.id if active is not None else None
+            if in_play is not None:
+                raise busy(
                     "This session has a turn in progress (running, waiting for an answer, or interrupted); finish "
                     "or cancel it before compacting.",
-                    source=ErrorSource.RUNTIME,
-                    details={"operationId": busy},
+                    in_play,
                 )
-            history = ops.threads.get(sid)
-            if history is None:
-                thread = await ops.deps.db.read(lambda conn: read_thread(conn, sid))
-                messages, positions = repair_with_positions(thread.messages, thread.positions)
-                history = CachedThread(messages, positions, thread.next_position)
+            history = await self._history(sid, take=False)  # taken only once nothing can refuse
             if split_point(history.messages, 0) is None:
                 raise ProtocolError(
                     ErrorCode.NOTHING_TO_COMPACT,
@@ -223,6 +212,17 @@ class Turns:
                 )
             )
             return TurnStartResult(operation_id=operation_id, status=S.RUNNING, duplicate=False)
+
+    async def _history(self, session_id: str, *, take: bool) -> CachedThread:
+        """The session's model-facing history: the cached one (removed from the cache with `take`, as an operation
+        about to change it does), else read from the store and repaired."""
+        threads = self._ops.threads
+        cached = threads.take(session_id) if take else threads.get(session_id)
+        if cached is not None:
+            return cached
+        thread = await self._ops.deps.db.read(lambda conn: read_thread(conn, session_id))
+        messages, positions = repair_with_positions(thread.messages, thread.positions)
+        return CachedThread(messages, positions, thread.next_position)
 
     async def _history_tokens(self, session_id: str) -> int:
         cached = self._ops.threads.get(session_id)

@@ -19,13 +19,18 @@ from cowork.protocol import (
 )
 from cowork.store import HumanRequestRow, OperationRow, ToolCallRow
 
-__all__ = ["operation_info", "operation_not_found", "pending_requests"]
+__all__ = ["busy", "operation_info", "operation_not_found", "pending_requests"]
 
 
 def operation_not_found(operation_id: str) -> ProtocolError:
     return ProtocolError(
         ErrorCode.OPERATION_NOT_FOUND, f"No operation with id {operation_id!r}.", source=ErrorSource.RUNTIME
     )
+
+
+def busy(message: str, operation_id: str) -> ProtocolError:
+    """`busy`: what `message` asks cannot be done while `operation_id` is in play (its id in the details)."""
+    return ProtocolError(ErrorCode.BUSY, message, source=ErrorSource.RUNTIME, details={"operationId": operation_id})
 
 
 def pending_requests(rows: list[HumanRequestRow]) -> PendingRequests:
