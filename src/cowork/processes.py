@@ -87,7 +87,12 @@ def stop_tree(pid: int, *, grace: float, pgid: int | None = None) -> None:
     if pgid is not None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
+    # A killed process takes a moment to exit: once this returns, what was stopped is gone.
+    deadline = time.monotonic() + grace
     psutil.wait_procs([proc for proc in alive if proc not in mine], timeout=grace)
+    for proc in alive:
+        if proc in mine:
+            _exits_within(proc, max(0.0, deadline - time.monotonic()))
 
 
 def _is_own_child(proc: psutil.Process) -> bool:

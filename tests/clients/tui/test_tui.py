@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widgets import Input, Markdown, OptionList, Static
 
+from cowork.clients.connection import RpcClient
 from cowork.clients.tui import CoworkApp, TuiOptions
 from cowork.clients.tui.screens import ApprovalScreen, ConfirmScreen, ModelPickerScreen, QuestionScreen
 from cowork.clients.tui.widgets import ChatView, SessionItem, SessionList, ToolCallLine, UsageBar
@@ -107,6 +109,35 @@ async def test_a_turn_with_an_approval(
         assert "› please mark" in text and "approved" in text
         assert "mock-model" in str(app.query_one(UsageBar).render())
     assert marks(tmp_path / "marks.txt") == ["mark tui"]
+
+
+async def test_what_is_sent_before_the_session_is_open_is_sent_once_it_is(
+    server: ServerProcess, workspace: Path, mock_llm: MockLLMServer
+) -> None:
+    """Enter pressed while the TUI still connects (a slow server start) keeps the message, says so, and sends it
+    once the session is open; two such messages go as one (a second turn would be refused while the first runs)."""
+    mock_llm.set_script([MockResponse(text="Got both.")])
+    gate = asyncio.Event()
+
+    async def slow_connect() -> RpcClient:
+        await gate.wait()
+        return await RpcClient.connect(server.address)
+
+    app = CoworkApp(TuiOptions(workspace=workspace, address=server.address), connector=slow_connect)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "first")
+        await send(pilot, "second")
+        await pilot.pause()
+        assert app.query_one("#prompt", Input).value == ""
+        assert [n.title for n in app._notifications] == ["", ""] and "sent as soon as" in next(
+            iter(app._notifications)
+        ).message
+        assert mock_llm.requests == []
+        gate.set()
+        await until(pilot, lambda: "Got both." in chat_text(app) and app.state.running is None)
+        assert "› first\n\nsecond" in chat_text(app)
+    (request,) = mock_llm.requests
+    assert request.messages[-1] == {"role": "user", "content": "first\n\nsecond"}
 
 
 async def test_a_rejection_tells_the_model_why(

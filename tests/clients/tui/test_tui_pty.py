@@ -58,7 +58,7 @@ def test_a_turn_with_an_approval_then_ctrl_q(
     env |= {"COWORK_TOOLS__PLUGINS": json.dumps([TEST_TOOLS_PLUGIN]), "COWORK_TEST_MARKS": str(marks)}
     child = spawn_tui(workspace, env)
     wait_for(child, "connected")
-    wait_for(child, "New session")  # the session it opened is listed: typing now starts a turn in it
+    wait_for(child, "New session")  # (the footer says it too: Enter before the session is open is kept, then sent)
     pump(child, 1.0)
     child.send("please mark it")
     wait_for(child, "please mark it")

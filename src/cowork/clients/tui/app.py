@@ -181,6 +181,8 @@ class CoworkApp(App[int]):
         # message once set, the exit included, so the TUI could not be quit.
         self._quitting = False
         self.connected = asyncio.Event()
+        # What was sent before a session was open (typed while connecting or reconnecting): sent once it is.
+        self._unsent: list[str] = []
 
     # -- layout -----------------------------------------------------------------------------------------------
 
@@ -306,6 +308,7 @@ class CoworkApp(App[int]):
             await self._subscribe(client)  # same session: only what was missed
         await self.refresh_sessions()
         self.connected.set()
+        self._send_unsent()
 
     async def _untouched_session(self, client: RpcClient) -> SessionInfo | None:
         """The newest session of this folder nothing happened in yet (no event: no message, no setting changed)
@@ -525,9 +528,34 @@ class CoworkApp(App[int]):
     @on(Input.Submitted, "#prompt")
     async def _send(self, event: Input.Submitted) -> None:
         text = event.value.strip()
-        if not text or self.session is None:
+        if not text:
             return
         event.input.value = ""
+        if self.session is None or not self.connected.is_set():
+            self._unsent.append(text)
+            self.notify("Not connected to the Cowork server yet: this is sent as soon as the session is open.")
+            return
+        await self.submit(text)
+
+    def _send_unsent(self) -> None:
+        """Send what was typed before the session was open: commands one by one, messages as one message (a
+        second turn would be refused while the first runs)."""
+        unsent, self._unsent = self._unsent, []
+        commands = [text for text in unsent if is_command(text)]
+        messages = [text for text in unsent if not is_command(text)]
+        if not unsent:
+            return
+
+        async def send_in_order() -> None:
+            for text in [*commands, *(["\n\n".join(messages)] if messages else [])]:
+                await self.submit(text)
+
+        self.run_worker(send_in_order(), group="unsent")
+
+    async def submit(self, text: str) -> None:
+        """Run a slash command, start a turn, or steer the running one with `text`."""
+        if self.session is None:
+            return
         if is_command(text):
             await run_command(self, text)
             return
