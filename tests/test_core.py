@@ -22,6 +22,7 @@ async def test_warm_up_loads_the_model_layer_and_builds_the_default_model(
     with caplog.at_level(logging.INFO, logger="cowork.core"):
         await core.warm_up()
     assert "provider stack warmed" in caplog.text and "(openai:mock-model)" in caplog.text
+    assert all("_spec" in tool.__dict__ for tool in core.tools)  # the tools' schemas, made once ahead of the turn
 
 
 async def test_warm_up_without_a_provider_loads_the_model_layer(
@@ -51,12 +52,13 @@ import sys, threading
 from pathlib import Path
 from cowork.core import _preload  # as in the server, the core is loaded before the warm-up starts
 import cowork.models
+from cowork.tools import builtin_tools
 errors = []
 barrier = threading.Barrier(2)
 def warm():
     barrier.wait()
     try:
-        _preload(None, Path(sys.argv[1]), Path(sys.argv[2]))
+        _preload(None, Path(sys.argv[1]), Path(sys.argv[2]), builtin_tools())
     except BaseException as exc:
         errors.append(repr(exc))
 thread = threading.Thread(target=warm)

@@ -26,7 +26,7 @@ from cowork.lazy import HEAVY_IMPORTS
 from cowork.mcp import McpHypervisor, Notices
 from cowork.mcp._oauth import OAuthManager
 from cowork.mcp.install import InstallService
-from cowork.models import ModelCache, ModelSelector, ModelTarget, estimate_cost
+from cowork.models import ModelCache, ModelSelector, ModelTarget, cost_of, estimate_cost
 from cowork.models import preload as preload_model
 from cowork.policy import ToolPolicies
 from cowork.prompts import gather_prompt_extras
@@ -172,7 +172,8 @@ class Core:
 
     async def warm_up(self) -> None:
         """Load now what the first turn would: pydantic-ai's model layer and the executors, the default provider's
-        SDK, its model and HTTP client, its prices, the shell parser, the workspace's skills and memory files. Never
+        SDK, its model and HTTP client, its prices, the shell parser, the tools' schemas, the budget check's query,
+        the workspace's skills and memory files. Never
         raises: on failure the first turn loads them.
 
         The imports run in a thread of their own, so requests are answered meanwhile (slower while it runs: imports
@@ -184,9 +185,12 @@ class Core:
         except ProtocolError:
             target = None  # no provider connected yet: the model layer still loads
         try:
-            await _in_daemon_thread(lambda: _preload(target, self.workspace, self.paths.home), name="cowork-warm-up")
+            await _in_daemon_thread(
+                lambda: _preload(target, self.workspace, self.paths.home, self.tools), name="cowork-warm-up"
+            )
             if target is not None:
                 await self.models.get(target)
+            await self.usage.spend("op_warm_up")  # the first step's budget check: its query compiled once
         except Exception:
             log.warning("warming up failed; the first turn loads what it needs itself", exc_info=True)
             return
@@ -204,14 +208,17 @@ class Core:
         self.db.close()
 
 
-def _preload(target: ModelTarget | None, workspace: Path, home: Path) -> None:
+def _preload(target: ModelTarget | None, workspace: Path, home: Path, tools: ToolRegistry) -> None:
     with HEAVY_IMPORTS:  # the loop's own first imports of these wait rather than race (see `cowork.lazy`)
+        tools.specs()  # the tools' JSON schemas, which the first request sends (each made once, then kept)
         from cowork.policy import classify
 
         preload_runtime()
         if target is not None:
             preload_model(target)
-            estimate_cost(target.provider, target.model, input_tokens=1000, output_tokens=100)  # the price table
+            # The price table, as a step's budget check and its accounting look it up.
+            estimate_cost(target.provider, target.model, input_tokens=1000, output_tokens=100)
+            cost_of(target.provider, target.model, input_tokens=1000, output_tokens=100)
         classify("true")  # the shell parser, which the first `bash` call's approval needs
     gather_prompt_extras(workspace, home)  # the first turn's system prompt: skills (YAML) and memory, cached
 
