@@ -23,7 +23,8 @@ from cowork.protocol import (
     UsageTotals,
 )
 from cowork.store import Database, OperationRow, SessionRow, UsageRow, repos
-from cowork.usage import Budgets, Spend, UsageService
+from cowork.usage import Budgets, Spend, Tally, UsageService
+from cowork.usage._tally import Noted
 
 pytestmark = pytest.mark.anyio
 
@@ -408,3 +409,66 @@ def test_bad_values_are_refused_by_the_params(params: dict[str, object]) -> None
 
 def test_zero_is_a_cap() -> None:
     assert BudgetSetParams.model_validate({"dailyUsd": 0}).daily_usd == 0.0
+
+
+# -- spend kept in memory between reads of the ledger ----------------------------------------------------------
+
+
+class Clock:
+    """A monotonic clock the test moves."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def record(db: Database, svc: UsageService, row: UsageRow) -> None:
+    db.write_sync(svc.record(row))
+
+
+async def test_spend_adds_the_calls_this_process_records_without_reading_again(db: Database) -> None:
+    clock = Clock()
+    svc = UsageService(db, CoworkConfig(), clock=lambda: NOW, tz=TOKYO, tally=Tally(refresh_seconds=5, monotonic=clock))
+    insert(db, usage(1.0, local(2026, 11, 18, 9, 0), op="turn"))
+    assert (await svc.spend("turn"))["daily"] == 1.0  # read from the ledger
+    record(db, svc, usage(0.25, local(2026, 11, 18, 11, 0), op="turn"))
+    insert(db, usage(4.0, local(2026, 11, 18, 11, 1), op="elsewhere"))  # another process's call: not seen yet
+    spend = await svc.spend("turn")
+    assert (spend["interaction"], spend["daily"], spend["monthly"]) == (1.25, 1.25, 1.25)
+    clock.now = 6.0  # read again: the other process's call is seen, this one's is not counted twice
+    spend = await svc.spend("turn")
+    assert (spend["interaction"], spend["daily"], spend["monthly"]) == (1.25, 5.25, 5.25)
+
+
+async def test_a_requests_spend_is_read_on_its_first_call_then_kept(db: Database) -> None:
+    svc = service(db)
+    insert(db, usage(0.5, local(2026, 11, 18, 9, 0), op="resumed"))  # a request from before (say, a restart)
+    assert (await svc.spend(None))["daily"] == 0.5
+    record(db, svc, usage(0.1, local(2026, 11, 18, 11, 0), op="resumed"))
+    assert (await svc.spend("resumed"))["interaction"] == pytest.approx(0.6)
+    record(db, svc, usage(0.2, local(2026, 11, 18, 11, 1), op="child", root="resumed"))
+    assert (await svc.spend("resumed"))["interaction"] == pytest.approx(0.8)
+    assert (await svc.spend("another"))["interaction"] == 0.0
+
+
+async def test_a_new_day_reads_the_ledger_again(db: Database) -> None:
+    now = [local(2026, 11, 18, 23, 59)]
+    svc = UsageService(db, CoworkConfig(), clock=lambda: now[0], tz=TOKYO)
+    record(db, svc, usage(1.0, local(2026, 11, 18, 23, 0)))
+    assert (await svc.spend(None))["daily"] == 1.0
+    now[0] = local(2026, 11, 19, 0, 1)
+    spend = await svc.spend(None)
+    assert (spend["daily"], spend["weekly"]) == (0.0, 1.0)
+
+
+def test_a_row_noted_and_read_is_counted_once() -> None:
+    tally = Tally()
+    starts = {"daily": local(2026, 11, 18, 0, 0)}
+    tally.reset(starts, {"daily": 1.0}, up_to=3, requests={})
+    tally.note(Noted(4, local(2026, 11, 18, 10, 0), "r", 0.5))
+    tally.note(Noted(4, local(2026, 11, 18, 10, 0), "r", 0.5))  # the same write tried again
+    assert tally.spent("r") == {"daily": 1.5, "interaction": 0.5}
+    tally.reset(starts, {"daily": 1.5}, up_to=4, requests={"r": 0.5})  # a read that already holds row 4
+    assert tally.spent("r") == {"daily": 1.5, "interaction": 0.5}

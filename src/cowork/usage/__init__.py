@@ -5,6 +5,7 @@ call (`admit` before it, `charge` after it)."""
 from ._accounting import Charge, ModelCall, admit, charge
 from ._budgets import CAPS, Budgets, Cap, Crossing, Refusal, Spend, check, crossings
 from ._service import UsageService
+from ._tally import Tally
 from ._windows import Windows, local_day, windows_at
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "ModelCall",
     "Refusal",
     "Spend",
+    "Tally",
     "UsageService",
     "Windows",
     "admit",

@@ -107,7 +107,7 @@ def charge(
         cost_known=cost.known,
         created_at=now,
     )
-    record = UsageService.record(row)
+    record = usage.record(row)
 
     def mutate(conn: Connection) -> None:
         record(conn)

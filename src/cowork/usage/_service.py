@@ -27,6 +27,7 @@ from cowork.store import Connection, Database, UsageRow, repos
 from cowork.store.repos.usage import Totals
 
 from ._budgets import CAPS, Budgets, Cap, Spend
+from ._tally import Noted, Tally
 from ._windows import local_day, local_midnight, windows_at
 
 __all__ = ["UsageService"]
@@ -63,12 +64,14 @@ class UsageService:
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         tz: tzinfo | None = None,
+        tally: Tally | None = None,
     ) -> None:
         self._db = db
         self._config = config
         self._clock = clock
         self._tz = tz
         self._lock = asyncio.Lock()
+        self._tally = tally or Tally()
         self.budgets = Budgets.from_config(config.budgets)
 
     async def load(self) -> None:
@@ -79,11 +82,23 @@ class UsageService:
     # -- the runtime's side -------------------------------------------------------------------------------------
 
     async def spend(self, root_operation_id: str | None) -> Spend:
-        """Spend today, this week, this month and (given its id) by one request. One query."""
-        starts = windows_at(self._clock(), self._tz).starts()
-        values = await self._db.read(
-            lambda conn: repos.usage.spend_since(conn, dict(starts), root_operation_id=root_operation_id)
-        )
+        """Spend today, this week, this month and (given its id) by one request: from memory, reading the ledger
+        when a window started, every few seconds, and on a request's first call (see `Tally`)."""
+        starts = dict(windows_at(self._clock(), self._tz).starts())
+        tally = self._tally
+        if tally.stale(starts):
+            values = await self._db.read(
+                lambda conn: repos.usage.spend_since(conn, starts, root_operation_id=root_operation_id)
+            )
+            requests = {root_operation_id: values["interaction"]} if root_operation_id is not None else {}
+            tally.reset(starts, {name: values[name] for name in starts}, int(values["last_id"]), requests)
+        elif root_operation_id is not None and not tally.knows(root_operation_id):
+            up_to = tally.up_to()
+            spent = await self._db.read(lambda conn: repos.usage.request_spend(conn, root_operation_id, up_to_id=up_to))
+            tally.add_request(root_operation_id, spent, up_to)
+            if not tally.knows(root_operation_id):  # the sums were read again meanwhile: read them once more
+                return await self.spend(root_operation_id)
+        values = tally.spent(root_operation_id)
         return Spend({cap: values.get(cap, 0.0) for cap in CAPS})
 
     def estimate(self, provider: str, model: str, *, input_tokens: int) -> Cost:
@@ -95,10 +110,16 @@ class UsageService:
             overrides=self._config.prices,
         )
 
-    @staticmethod
-    def record(row: UsageRow) -> Callable[[Connection], None]:
-        """The store change that records one call (run it in the journal's transaction with its event)."""
-        return lambda conn: repos.usage.insert(conn, row)
+    def record(self, row: UsageRow) -> Callable[[Connection], None]:
+        """The store change that records one call (run it in the journal's transaction with its event); it also
+        adds the call to the spend kept in memory."""
+        tally = self._tally
+
+        def write(conn: Connection) -> None:
+            row_id = repos.usage.insert_returning_id(conn, row)
+            tally.note(Noted(row_id, row.created_at, row.root_operation_id, row.cost_usd))
+
+        return write
 
     # -- budgets ------------------------------------------------------------------------------------------------
 

@@ -20,6 +20,8 @@ __all__ = [
     "by_operation",
     "costliest_request_since",
     "insert",
+    "insert_returning_id",
+    "request_spend",
     "spend_since",
     "totals",
 ]
@@ -81,7 +83,10 @@ def totals(
 
 
 def spend_since(conn: Connection, starts: dict[str, datetime], *, root_operation_id: str | None) -> dict[str, float]:
-    """Spend since each of several instants (keyed by name) and, under `"interaction"`, of one request. One query."""
+    """Spend since each of several instants (keyed by name) and, under `"interaction"`, of one request. One query.
+
+    Under `"last_id"`, the highest row id there is (the rows the sums cover are all at or below it; read in the same
+    statement, so from the same snapshot)."""
     earliest = min(starts.values())
     columns = [
         sa.func.coalesce(sa.func.sum(sa.case((t.c.created_at >= start, t.c.cost_usd), else_=0.0)), 0.0).label(name)
@@ -95,8 +100,24 @@ def spend_since(conn: Connection, starts: dict[str, datetime], *, root_operation
             ).label("interaction")
         )
         condition = sa.or_(condition, t.c.root_operation_id == root_operation_id)
-    row = conn.execute(sa.select(*columns).where(condition)).one()
+    last_id = sa.select(sa.func.coalesce(sa.func.max(t.c.id), 0)).scalar_subquery().label("last_id")
+    row = conn.execute(sa.select(*columns, last_id).where(condition)).one()
     return {key: float(value) for key, value in row._mapping.items()}
+
+
+def request_spend(conn: Connection, root_operation_id: str, *, up_to_id: int) -> float:
+    """Spend of one request (its calls and its sub-agents') over the rows with ids up to `up_to_id`."""
+    stmt = sa.select(sa.func.coalesce(sa.func.sum(t.c.cost_usd), 0.0)).where(
+        t.c.root_operation_id == root_operation_id, t.c.id <= up_to_id
+    )
+    return float(conn.execute(stmt).scalar_one())
+
+
+def insert_returning_id(conn: Connection, row: UsageRow) -> int:
+    """`insert`, returning the new row's id."""
+    key = conn.execute(_INSERT, to_values(row)).inserted_primary_key
+    assert key is not None
+    return int(key[0])
 
 
 def by_model(
