@@ -18,13 +18,15 @@ from cowork.testing.server import ServerProcess, provider_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
-ANSWER = "0123456789" * 20_000  # 20,000 deltas of 10 characters
+# 1,500 deltas of 4,000 characters, a few milliseconds apart: 6 MB, more than the sockets' buffers hold (up to 4 MB
+# on Linux), in many events (chunks that arrive together would be joined into a few large ones).
+ANSWER = "0123456789" * 600_000
 
 
 async def test_slow_client_loses_only_deltas_and_replay_recovers_them(
     tmp_path: Path, workspace: Path, mock_llm: MockLLMServer
 ) -> None:
-    mock_llm.set_script([MockResponse(text=ANSWER, chunk_size=10)])
+    mock_llm.set_script([MockResponse(text=ANSWER, chunk_size=4000, chunk_delay_s=0.002)])
     env = provider_env("openai", mock_llm.openai_base_url) | {"COWORK_SERVER__OUTBOUND_QUEUE_LIMIT": "16"}
     with ServerProcess(tmp_path / "home", workspace, env=env) as server:
         control = await EventClient.connect(server.address)
