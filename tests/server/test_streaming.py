@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from cowork.protocol import AssistantMessage, ModelStreamChunk
-from cowork.runtime._coalesce import MAX_DELTAS
 from cowork.testing.client import EventClient
 from cowork.testing.mockllm import MockLLMServer, MockResponse
 from cowork.testing.server import ServerProcess, provider_env
@@ -32,8 +31,9 @@ async def test_a_long_answer_arrives_in_few_chunk_events_live_and_in_replay(
         chunks = [e.payload for e in live if isinstance(e.payload, ModelStreamChunk)]
         (message,) = [e.payload for e in live if isinstance(e.payload, AssistantMessage)]
         assert "".join(c.text for c in chunks) == ANSWER == message.text
-        assert chunks[0].text == "word "  # the first delta, alone and at once
-        assert all(len(c.text) <= MAX_DELTAS * 5 for c in chunks)
+        # The first delta goes alone and at once (several of the model's chunks when they arrived in one read: they
+        # are joined before the runtime sees them, see `cowork.models._raw`).
+        assert chunks[0].text and ANSWER.startswith(chunks[0].text) and len(chunks) > 1
         assert len(chunks) * 4 <= DELTAS, f"{len(chunks)} chunk events for {DELTAS} deltas"
         assert [e.seq for e in live] == list(range(1, len(live) + 1))
 
