@@ -69,9 +69,10 @@ async def test_reasoning_and_text_keep_their_order_each_first_delta_alone(
     assert "".join(r.text for r in reasoning if r.step == 1) == first_thought
     assert "".join(r.text for r in reasoning if r.step == 2) == thought
     assert "".join(c.text for c in chunks) == answer == harness.payloads(sid, AssistantMessage)[0].text
-    # Each kind's first delta went out on its own, at once.
+    # Each kind's first delta went out on its own, at once (text chunks that arrived in one read are one delta, see
+    # `cowork.models._raw`; reasoning chunks never are).
     second = [r for r in reasoning if r.step == 2]
-    assert second[0].text == "Now " and chunks[0].text == "word"
+    assert second[0].text == "Now " and chunks[0].text.startswith("word") and answer.startswith(chunks[0].text)
     # 375 deltas of text and 300 of reasoning in step 2, carried by far fewer events.
     assert len(chunks) * 4 <= len(answer) // 4 and len(second) * 4 <= len(thought) // 4
     replayed = await core.sessions.replay(sid, 0, 10_000)

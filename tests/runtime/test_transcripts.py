@@ -225,8 +225,7 @@ STEERED: list[Entry] = [
     ("user_message", {"operation_id": "op1", "steer": True, "text": "and the docs"}),
     ("tool_call", {"arguments": {"label": "a"}, "name": "peek", "operation_id": "op1", "step": 1}),
     ("tool_result", {"content": "peeked a", "is_error": False, "name": "peek", "operation_id": "op1", "step": 1}),
-    ("model_stream_chunk", {"operation_id": "op1", "step": 2, "text": "Also: and the "}),
-    ("model_stream_chunk", {"operation_id": "op1", "step": 2, "text": "docs"}),
+    ("model_stream_chunk", {"operation_id": "op1", "step": 2, "text": "Also: and the docs"}),
     ("assistant_message", {"operation_id": "op1", "step": 2, "text": "Also: and the docs"}),
     ("operation_status", {"operation_id": "op1", "status": "done"}),
 ]

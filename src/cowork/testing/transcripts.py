@@ -1,7 +1,8 @@
 """Whole-transcript assertions: a session's events as `(type, key fields)` with ids made stable, and typed payloads.
 
 A test compares the entire ordered list (as pydantic-ai's tests compare entire message histories), so an event
-added, dropped or reordered fails it. Ids the core generates (`op_…`, `req_…`, `msg_…`, `in_…`) become `op1`,
+added, dropped or reordered fails it. Consecutive stream chunks of one step show as one entry: where a stream is
+cut into events depends on how its bytes arrived (the coalescer's own tests check the cutting). Ids the core generates (`op_…`, `req_…`, `msg_…`, `in_…`) become `op1`,
 `req1`, … in order of first appearance, and fields at their default value are left out.
 """
 
@@ -87,6 +88,19 @@ def transcript(events: Iterable[SessionEvent], *, skip: Iterable[str] = ()) -> l
             continue
         fields = event.payload.model_dump(mode="json", exclude_defaults=True)
         keep = KEY_FIELDS.get(event.type)
-        shown = {k: v for k, v in fields.items() if keep is None or k in keep}
-        entries.append((event.type, stable(shown)))
+        shown = stable({k: v for k, v in fields.items() if keep is None or k in keep})
+        if event.type == "model_stream_chunk" and entries and _same_stream(entries[-1], shown):
+            previous = entries[-1][1]
+            entries[-1] = (event.type, {**previous, "text": previous.get("text", "") + shown.get("text", "")})
+            continue
+        entries.append((event.type, shown))
     return entries
+
+
+def _same_stream(entry: Entry, chunk: dict[str, Any]) -> bool:
+    """Whether `chunk` continues the stream chunk `entry` (how a stream is cut into events depends on how its
+    bytes arrived, which a transcript leaves out: consecutive chunks of one step show as one)."""
+    kind, fields = entry
+    if kind != "model_stream_chunk":
+        return False
+    return {k: v for k, v in fields.items() if k != "text"} == {k: v for k, v in chunk.items() if k != "text"}
