@@ -472,3 +472,14 @@ def test_a_row_noted_and_read_is_counted_once() -> None:
     assert tally.spent("r") == {"daily": 1.5, "interaction": 0.5}
     tally.reset(starts, {"daily": 1.5}, up_to=4, requests={"r": 0.5})  # a read that already holds row 4
     assert tally.spent("r") == {"daily": 1.5, "interaction": 0.5}
+
+
+def test_a_row_noted_before_the_first_read_is_counted_unless_the_read_holds_it() -> None:
+    starts = {"daily": local(2026, 11, 18, 0, 0)}
+    early = Noted(7, local(2026, 11, 18, 10, 0), "r", 0.5)
+    missed, held = Tally(), Tally()
+    for tally in (missed, held):
+        tally.note(early)
+    missed.reset(starts, {"daily": 1.0}, up_to=6, requests={"r": 0.0})  # read before row 7 was committed
+    held.reset(starts, {"daily": 1.5}, up_to=7, requests={"r": 0.5})
+    assert missed.spent("r") == held.spent("r") == {"daily": 1.5, "interaction": 0.5}

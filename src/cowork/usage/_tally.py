@@ -48,6 +48,9 @@ class Tally:
         self._requests: dict[str, float] = {}
         """Spend by request (root operation id), up to `_up_to`."""
         self._noted: dict[int, Noted] = {}
+        """The calls noted since, with ids above `_up_to`, and their sums (kept as they are noted)."""
+        self._noted_sums: dict[str, float] = {}
+        self._noted_requests: dict[str, float] = {}
 
     def stale(self, starts: dict[str, datetime]) -> bool:
         """Whether the sums must be read again: never read, a window started since, or read too long ago."""
@@ -74,7 +77,10 @@ class Tally:
             self._starts, self._sums, self._up_to = dict(starts), dict(sums), up_to
             self._read_at = self._monotonic()
             self._requests = dict(requests)
-            self._noted = {row_id: noted for row_id, noted in self._noted.items() if row_id > up_to}
+            kept = [noted for row_id, noted in self._noted.items() if row_id > up_to]
+            self._noted, self._noted_sums, self._noted_requests = {}, dict.fromkeys(starts, 0.0), {}
+            for noted in kept:
+                self._add(noted)
 
     def add_request(self, root_operation_id: str, spent: float, up_to: int) -> None:
         """A request's spend over the rows up to `up_to` (ignored when the sums were read again meanwhile)."""
@@ -85,21 +91,29 @@ class Tally:
     def note(self, noted: Noted) -> None:
         """A call recorded by this process (by row id: a write tried again is counted once)."""
         with self._lock:
-            self._noted[noted.row_id] = noted
+            if noted.row_id in self._noted or noted.row_id <= self._up_to:
+                return
+            if self._starts is None:  # before the first read: summed once it is done (if it does not hold it)
+                self._noted[noted.row_id] = noted
+                return
+            self._add(noted)
+
+    def _add(self, noted: Noted) -> None:
+        assert self._starts is not None
+        self._noted[noted.row_id] = noted
+        for name, start in self._starts.items():
+            if noted.created_at >= start:
+                self._noted_sums[name] += noted.cost_usd
+        root = noted.root_operation_id
+        self._noted_requests[root] = self._noted_requests.get(root, 0.0) + noted.cost_usd
 
     def spent(self, root_operation_id: str | None) -> dict[str, float]:
         """Spend since each window's start and, under `"interaction"`, by the request (0 without one)."""
         with self._lock:
             assert self._starts is not None, "read the sums first"
-            totals = dict(self._sums)
-            request = self._requests.get(root_operation_id, 0.0) if root_operation_id is not None else 0.0
-            for noted in self._noted.values():
-                if noted.row_id <= self._up_to:
-                    continue
-                for name, start in self._starts.items():
-                    if noted.created_at >= start:
-                        totals[name] += noted.cost_usd
-                if noted.root_operation_id == root_operation_id:
-                    request += noted.cost_usd
+            totals = {name: spent + self._noted_sums[name] for name, spent in self._sums.items()}
+            request = 0.0
+            if root_operation_id is not None:
+                request = self._requests.get(root_operation_id, 0.0) + self._noted_requests.get(root_operation_id, 0.0)
             totals["interaction"] = request
             return totals
