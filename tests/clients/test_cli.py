@@ -163,6 +163,38 @@ def test_sessions_models_and_resume(workspace: Path, mock_llm: MockLLMServer, cl
     child.expect(pexpect.EOF)
 
 
+def test_fork_puts_the_message_it_was_cut_before_at_the_prompt(
+    workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str]
+) -> None:
+    mock_llm.set_script(
+        [MockResponse(text="noted: alpha"), MockResponse(text="noted: beta"), MockResponse(text="noted: gamma")]
+    )
+    child = spawn(workspace, cli_env | provider_env("openai", mock_llm.openai_base_url))
+    child.expect(PROMPT)
+    child.send("/fork\r")
+    child.expect("Nothing to fork")
+    child.expect(PROMPT)
+    for text, answer in (("remember alpha", "noted: alpha"), ("remember beta", "noted: beta")):
+        child.send(f"{text}\r")
+        child.expect(answer)
+        child.expect(PROMPT)
+    child.send("/fork two\r")
+    child.expect("Usage: /fork")
+    child.expect(PROMPT)
+    child.send("/fork 2\r")
+    child.expect("holding 1 of your messages")
+    child.expect("is at the prompt")
+    child.expect("remember beta")  # put at the prompt, ready to change
+    child.send(" instead\r")
+    child.expect("noted: gamma")
+    child.expect(PROMPT)
+    # The model was sent the first exchange and the changed message, not the original second one.
+    said = [m["content"] for m in mock_llm.requests[-1].messages if m["role"] == "user"]
+    assert said == ["remember alpha", "remember beta instead"]
+    child.send("/quit\r")
+    child.expect(pexpect.EOF)
+
+
 def test_approval_question_and_steering_inline(
     workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -42,7 +42,7 @@ async def test_turn_with_approval_question_todos_and_sessions(
     page = await open_ui(context, server)
     await page.get_by_test_id("composer").fill("Make a plan")
     await page.get_by_test_id("send").click()
-    await expect(page.get_by_test_id("user-message")).to_have_text("Make a plan")
+    await expect(page.get_by_test_id("user-message").locator(".text")).to_have_text("Make a plan")
 
     approval = page.get_by_test_id("approval")
     await expect(approval).to_contain_text("mark")
@@ -88,7 +88,7 @@ async def test_turn_with_approval_question_todos_and_sessions(
     await expect(page.get_by_test_id("session-item")).to_have_count(2)
     await page.get_by_test_id("session-item").filter(has_text="Make a plan").click()
     assert page.url.endswith(first)
-    await expect(page.get_by_test_id("user-message")).to_have_text("Make a plan")
+    await expect(page.get_by_test_id("user-message").locator(".text")).to_have_text("Make a plan")
     await expect(page.get_by_test_id("assistant-message").last.locator("strong")).to_have_text("the plan")
     await page.get_by_test_id("session-search").fill("nothing like this")
     await expect(page.get_by_test_id("session-item")).to_have_count(0)
@@ -112,7 +112,7 @@ async def test_two_clients_see_one_stream(
         op = (await client.call("turn/start", {"sessionId": sid, "text": "from the CLI", "clientMessageId": "1"}))[
             "operationId"
         ]
-        await expect(page.get_by_test_id("user-message")).to_have_text("from the CLI")
+        await expect(page.get_by_test_id("user-message").locator(".text")).to_have_text("from the CLI")
         await expect(page.get_by_test_id("approval")).to_have_count(1)
         await client.wait_for(lambda evs: any(e.type == "approval_requested" for e in evs))
         (request,) = [e.payload for e in client.events if e.type == "approval_requested"]

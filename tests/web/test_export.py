@@ -111,3 +111,39 @@ async def test_plan_mode_badge(context: BrowserContext, server: ServerProcess) -
     await composer.press("Enter")
     await expect(page.get_by_test_id("plan-badge")).to_have_count(0)
     assert page.errors == []  # type: ignore[attr-defined]
+
+
+async def test_fork_from_a_message_and_with_the_command(
+    context: BrowserContext, server: ServerProcess, mock_llm: MockLLMServer
+) -> None:
+    mock_llm.set_script([MockResponse(text="One."), MockResponse(text="Two."), MockResponse(text="Two, again.")])
+    page = await open_ui(context, server)
+    composer = page.get_by_test_id("composer")
+    for text, answer in (("first ask", "One."), ("second ask", "Two.")):
+        await composer.fill(text)
+        await composer.press("Enter")
+        await expect(page.get_by_test_id("assistant-message").last).to_have_text(answer)
+        await expect(page.get_by_test_id("send")).to_have_text("Send")
+    source = page.url
+    await page.get_by_test_id("user-message").nth(1).hover()
+    await page.get_by_test_id("fork-here").nth(1).click()
+    # The new session holds the first exchange; the second message waits in the composer, to change and send.
+    await expect(page.get_by_test_id("session-header")).to_contain_text("first ask (fork)")
+    await expect(page.get_by_test_id("user-message")).to_have_count(1)
+    await expect(composer).to_have_value("second ask")
+    assert page.url != source
+    await composer.fill("second ask, differently")
+    await composer.press("Enter")
+    await expect(page.get_by_test_id("assistant-message").last).to_have_text("Two, again.")
+    items = page.get_by_test_id("session-item")
+    await expect(items.filter(has_text="(fork)")).to_have_count(1)
+
+    await composer.fill("/fork x")
+    await composer.press("Enter")
+    await expect(page.get_by_text("Usage: /fork")).to_be_visible()
+    await composer.fill("/fork")
+    await composer.press("Enter")
+    await expect(page.get_by_test_id("user-message")).to_have_count(2)  # a copy of all of it
+    await expect(composer).to_have_value("")
+    await expect(items.filter(has_text="(fork)")).to_have_count(2)
+    assert page.errors == []  # type: ignore[attr-defined]

@@ -30,6 +30,7 @@ from cowork.protocol import (
 )
 
 __all__ = [
+    "FORK_USAGE",
     "PLAN_OFF",
     "PLAN_ON",
     "SafeConsole",
@@ -41,6 +42,7 @@ __all__ = [
     "context_compressed",
     "cost",
     "diff_text",
+    "fork_number",
     "model_retry",
     "money",
     "render_todos",
@@ -229,3 +231,20 @@ def diff_text(diff: str, max_lines: int = 60) -> Text:
         text.append(f"… {len(lines) - max_lines} more lines\n", style="dim italic")
     text.rstrip()
     return text
+
+
+FORK_USAGE = "Usage: /fork (all of it) or /fork N (before your N-th message, to send it again or change it)"
+
+
+def fork_number(arg: str) -> int | None:
+    """`/fork`'s argument: None for all of the conversation, else the number of the user's message to fork before.
+
+    Raises:
+        ValueError: anything but nothing or a whole number from 1 (the message says how to use `/fork`).
+    """
+    text = arg.strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(FORK_USAGE)
+    return int(text)

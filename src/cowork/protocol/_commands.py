@@ -43,6 +43,11 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     _cmd("search", "/search WORDS", "find sessions (every folder's) by what was said or what tools returned"),
     _cmd("title", "/title [NEW TITLE]", "show or rename this session"),
     _cmd("delete", "/delete [ID]", "delete this session (or ID) for good, after a yes"),
+    _cmd(
+        "fork",
+        "/fork [N]",
+        "a new session holding this one's conversation (before your message N: to ask it differently); this one stays",
+    ),
     _cmd("export", "/export [md|json] [FILE]", "save this session as Markdown (for people) or JSON"),
     _cmd("compact", "/compact [what to keep]", "summarise the conversation so far, to free the model's context"),
     _cmd("cwd", "/cwd [DIR]", "show the session's folder, or start a new session in DIR", _REPL),

@@ -94,6 +94,8 @@ __all__ = [
     "SessionDiffResult",
     "SessionExportParams",
     "SessionExportResult",
+    "SessionForkParams",
+    "SessionForkResult",
     "SessionGetParams",
     "SessionGetResult",
     "SessionInfo",
@@ -384,6 +386,25 @@ class SessionExportParams(Params):
     )
 
 
+class SessionForkParams(Params):
+    session_id: str = _ID
+    before_message: int | None = Field(
+        default=None,
+        ge=1,
+        description="Fork before the user's message with this number (1: the first message that started a turn): the "
+        "new session holds the conversation up to there. Omitted: all of it (a turn still under way is left out).",
+    )
+
+
+class SessionForkResult(WireModel):
+    session: SessionInfo = Field(description="The new session (same folder, model and settings).")
+    message: str | None = Field(
+        default=None,
+        description="The text of the message it was forked before, to send again or change (none for a whole fork).",
+    )
+    messages: int = Field(description="How many of the user's messages the new session holds.")
+
+
 class SessionExportResult(WireModel):
     filename: str = Field(description="A file name to save it under: the title made safe, with the extension.")
     media_type: str
@@ -552,6 +573,16 @@ METHODS: dict[str, MethodSpec] = {
             "(`busy`): cancel it first.",
             "session_not_found",
             "busy",
+        ),
+        _spec(
+            "session/fork",
+            SessionForkParams,
+            SessionForkResult,
+            "A new session holding this one's conversation up to a point (before one of the user's messages, or all of "
+            "it): its events, the model's history, and its settings. The two go on apart from then on; files are "
+            "not copied (the folder is the same).",
+            "session_not_found",
+            "invalid_params",
         ),
         _spec(
             "session/export",

@@ -171,7 +171,7 @@ class Retries:
         def supersede(conn: Connection) -> None:
             # The original answer leaves the model's history (it stays on screen, grouped by the ask id); the
             # user's message stays, and the retry answers it again.
-            repos.messages.supersede(conn, original.id, keep=[request.id])
+            repos.messages.supersede(conn, original.id, thread_id=session.id, keep=[request.id])
             repos.operations.set_ask(conn, original.id, ask_id)
 
         self._ops.threads.drop(session.id)

@@ -24,6 +24,8 @@ from cowork.protocol import (
     SessionCompactParams,
     SessionDeleteResult,
     SessionDiffResult,
+    SessionForkParams,
+    SessionForkResult,
     TurnRetryParams,
     TurnRetryResult,
     TurnStartParams,
@@ -37,6 +39,7 @@ from cowork.tools import ToolRegistry
 
 from ._answers import Answers
 from ._deps import RunnerDeps, RunnerHooks
+from ._fork import fork_session
 from ._lifecycle import Lifecycle
 from ._operations import Operations
 from ._retry import Retries
@@ -101,6 +104,7 @@ class Runtime:
         self.retries = Retries(self.operations, settings, selector, router)
         self.answers = Answers(self.operations)
         self.lifecycle = Lifecycle(self.operations, self.answers, sessions)
+        self._sessions = sessions
         self.agents = SubAgents(self.operations, self.lifecycle, selector)
         sessions.set_active_operation_lookup(self.operations.active_operation)
 
@@ -155,6 +159,10 @@ class Runtime:
 
     async def pending(self, session_id: str) -> PendingRequests:
         return await self.lifecycle.pending(session_id)
+
+    async def fork_session(self, params: SessionForkParams) -> SessionForkResult:
+        """`session/fork` (see `cowork.runtime._fork`)."""
+        return await fork_session(self.operations, self._sessions, params)
 
     async def delete_session(self, session_id: str) -> SessionDeleteResult:
         """`session/delete` (see `Lifecycle.delete_session`)."""

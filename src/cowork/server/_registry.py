@@ -29,6 +29,7 @@ HANDLERS: Mapping[str, Handler] = MappingProxyType(
         "session/compact": sessions.session_compact,
         "session/diff": sessions.session_diff,
         "session/delete": sessions.session_delete,
+        "session/fork": sessions.session_fork,
         "session/search": sessions.session_search,
         "session/export": sessions.session_export,
         "session/list": sessions.session_list,

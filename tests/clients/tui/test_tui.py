@@ -306,6 +306,34 @@ def answered(app: CoworkApp) -> Callable[[], bool]:
     return lambda: "written" in chat_text(app) and app.state.running is None
 
 
+def answered_with(app: CoworkApp, answer: str) -> Callable[[], bool]:
+    return lambda: answer in chat_text(app) and app.state.running is None
+
+
+async def test_fork_goes_on_in_the_copy_with_the_message_in_the_prompt(
+    server: ServerProcess, workspace: Path, mock_llm: MockLLMServer
+) -> None:
+    mock_llm.set_script([MockResponse(text="one"), MockResponse(text="two")])
+    app = app_for(server, workspace)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, app.connected.is_set)
+        for text, answer in (("first ask", "one"), ("second ask", "two")):
+            await send(pilot, text)
+            await until(pilot, answered_with(app, answer))
+        source = app.session
+        assert source is not None
+        await send(pilot, "/fork 0")
+        await until(pilot, lambda: "Usage: /fork" in chat_text(app))
+        await send(pilot, "/fork 2")
+        await until(pilot, lambda: app.session is not None and app.session.id != source.id)
+        await until(pilot, lambda: "one" in chat_text(app))
+        assert app.session is not None and app.session.title == "first ask (fork)"
+        text = chat_text(app)
+        assert "› first ask" in text and "second ask" not in text
+        assert app.query_one("#prompt", Input).value == "second ask"
+        assert any(s.id == app.session.id for s in app.sessions) and any(s.id == source.id for s in app.sessions)
+
+
 async def test_launching_twice_without_writing_leaves_one_session(
     server: ServerProcess, workspace: Path, mock_llm: MockLLMServer
 ) -> None:

@@ -33,6 +33,7 @@ from cowork.clients.format import (
     SafeConsole,
     clean,
     diff_text,
+    fork_number,
     render_todos,
     search_hit,
     shorten,
@@ -73,6 +74,8 @@ from cowork.protocol import (
     SessionDiffResult,
     SessionExportParams,
     SessionExportResult,
+    SessionForkParams,
+    SessionForkResult,
     SessionGetParams,
     SessionGetResult,
     SessionInfo,
@@ -148,6 +151,8 @@ class Repl:
     """The last turn was cancelled with Ctrl-C: one more Ctrl-C at the prompt exits."""
     _last_interrupted: str | None = None
     address: ServerAddress | None = None
+    prefill: str | None = None
+    """Text to put at the next prompt, ready to send or change (`/fork N` puts the message it forked before)."""
 
     async def connect(self) -> InitializeResult:
         address = self.options.address
@@ -465,6 +470,7 @@ class Repl:
             "/compact": self._compact,
             "/export": self._export,
             "/delete": self._delete,
+            "/fork": self._fork,
             "/title": self._title,
             "/plan": self._plan,
             "/search": self._search,
@@ -688,6 +694,35 @@ class Repl:
         if self.session is not None and self.session.id == session_id:
             await self.new_session()
 
+    async def _fork(self, arg: str) -> None:
+        """`/fork [N]`: go on in a new session holding this one's conversation (before your message N, which is then
+        put at the prompt to send again or change); this one stays as it is."""
+        if self.session is None:
+            self.console.print(Text("Nothing to fork: this session has no messages yet.", style="dim"))
+            return
+        try:
+            number = fork_number(arg)
+        except ValueError as exc:
+            self.console.print(Text(str(exc), style="yellow"))
+            return
+        source = self.session
+        result: SessionForkResult = await self.rpc.request(
+            "session/fork", SessionForkParams(session_id=source.id, before_message=number)
+        )
+        self.session = result.session
+        self.console.print(
+            Text(
+                f"Now in “{clean(result.session.title)}” ({result.session.id}), holding {result.messages} of your "
+                f"messages. The original stays: /resume {source.id}",
+                style="bold",
+            )
+        )
+        if result.message is not None:
+            self.prefill = result.message
+            self.console.print(
+                Text(f"Your message {number} is at the prompt: send it again, or change it.", style="dim")
+            )
+
     async def _search(self, arg: str) -> None:
         """`/search WORDS`: every folder's sessions, where they say all the words (messages and tool results)."""
         if not arg.strip():
@@ -799,7 +834,8 @@ async def _main_loop(repl: Repl) -> int:
         armed = False  # the previous key was Ctrl-C (at the prompt, or cancelling a turn): one more exits
         while True:
             try:
-                line = await prompt.prompt_async("› ")
+                line = await prompt.prompt_async("› ", default=repl.prefill or "")
+                repl.prefill = None
             except KeyboardInterrupt:
                 if armed:
                     return 130

@@ -61,6 +61,8 @@ from cowork.protocol import (
     ReceivedEvent,
     Route,
     SessionCreateParams,
+    SessionForkParams,
+    SessionForkResult,
     SessionGetParams,
     SessionInfo,
     SessionListParams,
@@ -616,6 +618,25 @@ class CoworkApp(App[int]):
                 await self.show_session(created)
         await self.guarded(self.refresh_sessions())
         self.query_one("#prompt", Input).focus()
+
+    @work(exclusive=True, group="switch")
+    async def fork(self, source: SessionInfo, before_message: int | None) -> None:
+        """`/fork [N]`: switch to a new session holding `source`'s conversation (before message N, which is then
+        put in the prompt to send again or change); `source` stays as it is."""
+        params = SessionForkParams(session_id=source.id, before_message=before_message)
+        result: SessionForkResult | None = await self.guarded(self.rpc_request("session/fork", params))
+        if result is None:
+            return
+        await self.show_session(result.session)
+        await self.guarded(self.refresh_sessions())
+        prompt = self.query_one("#prompt", Input)
+        if result.message is not None:
+            prompt.value = result.message
+            prompt.cursor_position = len(result.message)
+        prompt.focus()
+        self.notify(
+            f"Forked: {result.messages} of your messages came along; “{fmt.clean(source.title)}” stays as it was."
+        )
 
     @work(exclusive=True, group="models")
     async def action_pick_model(self) -> None:

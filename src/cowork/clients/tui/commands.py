@@ -98,6 +98,18 @@ async def _title(app: CoworkApp, arg: str) -> None:
         await app.guarded(app.refresh_sessions())  # the new title shows there and in the header (its event)
 
 
+async def _fork(app: CoworkApp, arg: str) -> None:
+    """Goes on in the new session; the message it was forked before is put in the prompt, to send again or change."""
+    if app.session is None:
+        return
+    try:
+        number = fmt.fork_number(arg)
+    except ValueError as exc:
+        await app.chat.note(Text(str(exc), style="yellow"))
+        return
+    app.fork(app.session, number)
+
+
 async def _search(app: CoworkApp, arg: str) -> None:
     if not arg:
         await app.chat.note(Text("Usage: /search WORDS (then /resume ID)", style="yellow"))
@@ -275,6 +287,7 @@ _HANDLERS: dict[str, Callable[[CoworkApp, str], Awaitable[None]]] = {
     "tools": _tools,
     "diff": lambda app, _arg: _diff(app),
     "compact": _compact,
+    "fork": _fork,
     "export": _export,
     "delete": _delete,
     "title": _title,

@@ -16,6 +16,8 @@ from cowork.protocol import (
     SessionDiffResult,
     SessionExportParams,
     SessionExportResult,
+    SessionForkParams,
+    SessionForkResult,
     SessionGetParams,
     SessionGetResult,
     SessionInfo,
@@ -82,6 +84,10 @@ async def session_update(core: Core, peer: Peer | None, params: SessionUpdatePar
 
 async def session_search(core: Core, peer: Peer | None, params: SessionSearchParams) -> SessionSearchResult:
     return await core.sessions.search(params)
+
+
+async def session_fork(core: Core, peer: Peer | None, params: SessionForkParams) -> SessionForkResult:
+    return await core.runtime.fork_session(params)
 
 
 async def session_delete(core: Core, peer: Peer | None, params: SessionRef) -> SessionDeleteResult:

@@ -38,9 +38,14 @@ def for_thread(conn: Connection, thread_id: str, *, after_position: int = -1) ->
     return [from_row(MessageRow, r) for r in conn.execute(stmt)]
 
 
-def supersede(conn: Connection, operation_id: str, *, keep: list[str]) -> int:
-    """Take an operation's messages (but `keep`) out of the model-facing history; they stay for display."""
-    stmt = t.update().where(t.c.operation_id == operation_id, t.c.id.not_in(keep)).values(superseded=True)
+def supersede(conn: Connection, operation_id: str, *, thread_id: str, keep: list[str]) -> int:
+    """Take an operation's messages in one thread (but `keep`) out of the model-facing history; they stay for
+    display. (A fork's copies of them keep the operation id, and stay.)"""
+    stmt = (
+        t.update()
+        .where(t.c.operation_id == operation_id, t.c.thread_id == thread_id, t.c.id.not_in(keep))
+        .values(superseded=True)
+    )
     return int(conn.execute(stmt).rowcount)
 
 

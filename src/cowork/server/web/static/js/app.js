@@ -196,6 +196,26 @@ class App {
     }
   }
 
+  // `/fork [N]` and a message's Fork button: go on in a new session holding this one's conversation (before the
+  // user's message N, which is then put in the composer to send again or change); this one stays as it was.
+  async fork(beforeMessage) {
+    if (!this.current) return;
+    const source = this.current.session;
+    try {
+      const result = await this.rpc.call("session/fork", { sessionId: source.id, ...(beforeMessage ? { beforeMessage } : {}) });
+      await this.select(result.session.id, result.session);
+      await this.refreshSessions();
+      if (result.message != null) {
+        this.input.value = result.message;
+        this.input.dispatchEvent(new Event("input"));
+      }
+      this.input.focus();
+      toast(`Forked: ${result.messages} of your messages came along; “${source.title}” stays as it was.`);
+    } catch (err) {
+      toast(`Could not fork: ${err.message}`, "error");
+    }
+  }
+
   async select(sessionId, known) {
     const previous = this.current;
     if (previous && previous.session.id === sessionId) return;

@@ -26,8 +26,16 @@ const RESUMABLE_GUARDRAILS = new Set(["budget_exceeded", "max_steps", "stuck", "
 // the two tables with cowork.protocol's list. A type newer than this page gets a neutral line (see apply).
 const HANDLERS = {
   user_message(view, p) {
+    let fork = null;
+    if (!p.steer) {
+      // The user's messages that started a turn are numbered as session/fork counts them.
+      const number = (view.userMessages += 1);
+      fork = h("button", { class: "fork", type: "button", "data-testid": "fork-here",
+        title: "Fork: a new session holding the conversation before this message, with the message ready to change" }, "Fork");
+      fork.addEventListener("click", () => view.app.fork(number));
+    }
     view.add(h("div", { class: `msg user${p.steer ? " steer" : ""}`, "data-testid": "user-message" },
-      p.steer ? h("span", { class: "tag" }, "steer") : null, h("div", { class: "text", text: p.text })));
+      p.steer ? h("span", { class: "tag" }, "steer") : null, h("div", { class: "text", text: p.text }), fork));
   },
   model_stream_chunk(view, p) {
     view.bubble(p.operationId, p.step).text += p.text;
@@ -155,6 +163,7 @@ export class SessionView {
     this.operations = new Map(); // operationId -> status
     this.banners = new Map(); // operationId -> banner element
     this.todos = [];
+    this.userMessages = 0;
     this.usage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
     this.renderQueued = new Set();
 

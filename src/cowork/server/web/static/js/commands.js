@@ -141,6 +141,19 @@ export async function runCommand(app, text) {
         await app.refreshSessions();
         break;
       }
+      case "fork": {
+        if (!app.current) {
+          say(app, "Nothing to fork yet: this session has no messages.", "warn");
+          break;
+        }
+        const n = arg.trim();
+        if (n && !/^[1-9]\d*$/.test(n)) {
+          say(app, "Usage: /fork (all of it) or /fork N (before your N-th message, to send it again or change it)", "warn");
+          break;
+        }
+        await app.fork(n ? Number(n) : null);
+        break;
+      }
       case "export": {
         if (!app.current) {
           say(app, "Nothing to export yet: this session has no messages.", "warn");
