@@ -191,6 +191,19 @@ def test_fork_puts_the_message_it_was_cut_before_at_the_prompt(
     # The model was sent the first exchange and the changed message, not the original second one.
     said = [m["content"] for m in mock_llm.requests[-1].messages if m["role"] == "user"]
     assert said == ["remember alpha", "remember beta instead"]
+    # The fork, exported and imported back: another session with the same conversation.
+    child.send("/export json forked.json\r")
+    child.expect("Saved")
+    child.expect(PROMPT)
+    child.send("/import\r")
+    child.expect("Usage: /import FILE")
+    child.expect(PROMPT)
+    child.send("/import forked.json\r")
+    child.expect("Imported “remember alpha \\(fork\\)” \\(ses_\\w+\\): 2 of your messages")
+    child.expect(PROMPT)
+    child.send("/import missing.json\r")
+    child.expect("Cannot read")
+    child.expect(PROMPT)
     child.send("/quit\r")
     child.expect(pexpect.EOF)
 

@@ -147,3 +147,34 @@ async def test_fork_from_a_message_and_with_the_command(
     await expect(composer).to_have_value("")
     await expect(items.filter(has_text="(fork)")).to_have_count(2)
     assert page.errors == []  # type: ignore[attr-defined]
+
+
+async def test_import_brings_back_an_exported_session(
+    context: BrowserContext, server: ServerProcess, mock_llm: MockLLMServer, tmp_path: Path
+) -> None:
+    mock_llm.set_script([MockResponse(text="Stored.")])
+    page = await open_ui(context, server)
+    composer = page.get_by_test_id("composer")
+    await composer.fill("keep the blue door")
+    await composer.press("Enter")
+    await expect(page.get_by_test_id("assistant-message").last).to_have_text("Stored.")
+    await expect(page.get_by_test_id("send")).to_have_text("Send")
+    await composer.fill("/export json")
+    async with page.expect_download() as waiting:
+        await composer.press("Enter")
+    saved = tmp_path / "export.json"
+    await (await waiting.value).save_as(saved)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "other"}', encoding="utf-8")
+    for path in (bad, saved):
+        await composer.fill("/import")
+        async with page.expect_file_chooser() as choosing:
+            await composer.press("Enter")
+        await (await choosing.value).set_files(str(path))
+    await expect(page.get_by_text("Could not import bad.json: This is not a Cowork session export")).to_be_visible()
+    await expect(page.get_by_text("Imported “keep the blue door”")).to_be_visible()
+    items = page.get_by_test_id("session-item")
+    await expect(items.filter(has_text="keep the blue door")).to_have_count(2)
+    await expect(page.get_by_test_id("user-message").locator(".text")).to_have_text("keep the blue door")
+    await expect(page.get_by_test_id("assistant-message")).to_have_text("Stored.")
+    assert page.errors == []  # type: ignore[attr-defined]

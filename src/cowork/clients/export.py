@@ -1,4 +1,4 @@
-"""`/export` in the terminal clients: what the arguments ask for, and saving what the server wrote out.
+"""`/export` and `/import` in the terminal clients: what the arguments ask for, and saving what the server wrote out.
 
 The server writes the session out (`session/export`); the client saves it on this machine, in the folder the client
 was started in unless a path is given, and never over an existing file.
@@ -11,10 +11,11 @@ from typing import Literal
 
 from cowork.protocol import SessionExportResult
 
-__all__ = ["EXPORT_USAGE", "ExportFormat", "parse_export", "save_export"]
+__all__ = ["EXPORT_USAGE", "IMPORT_USAGE", "ExportFormat", "import_path", "parse_export", "save_export"]
 
 ExportFormat = Literal["markdown", "json"]
 EXPORT_USAGE = "Usage: /export [md|json] [FILE]  (default: Markdown, named after the session, in this folder)"
+IMPORT_USAGE = "Usage: /import FILE  (a JSON export: /export json)"
 _FORMATS: dict[str, ExportFormat] = {"md": "markdown", "markdown": "markdown", "json": "json"}
 
 
@@ -43,3 +44,17 @@ def save_export(result: SessionExportResult, path: Path | None, folder: Path) ->
     with target.open("x", encoding="utf-8") as out:
         out.write(result.content)
     return target
+
+
+def import_path(arg: str, cwd: Path) -> str:
+    """`/import FILE`: the file as an absolute path (relative to the folder the client was started in), for the
+    server on this machine to read (`session/import` with `path`; no size limit of a request).
+
+    Raises:
+        ValueError: no file named (the message says how to use `/import`).
+    """
+    name = arg.strip()
+    if not name:
+        raise ValueError(IMPORT_USAGE)
+    path = Path(name).expanduser()
+    return str(path if path.is_absolute() else cwd / path)

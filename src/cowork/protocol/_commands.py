@@ -49,6 +49,7 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
         "a new session holding this one's conversation (before your message N: to ask it differently); this one stays",
     ),
     _cmd("export", "/export [md|json] [FILE]", "save this session as Markdown (for people) or JSON"),
+    _cmd("import", "/import FILE", "a new session from a JSON export (/export json), here or from another machine"),
     _cmd("compact", "/compact [what to keep]", "summarise the conversation so far, to free the model's context"),
     _cmd("cwd", "/cwd [DIR]", "show the session's folder, or start a new session in DIR", _REPL),
     _cmd(

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ._base import Count, OsText, Params, WireModel
 from ._commands import SlashCommand
@@ -98,6 +98,8 @@ __all__ = [
     "SessionForkResult",
     "SessionGetParams",
     "SessionGetResult",
+    "SessionImportParams",
+    "SessionImportResult",
     "SessionInfo",
     "SessionListParams",
     "SessionListResult",
@@ -405,6 +407,31 @@ class SessionForkResult(WireModel):
     messages: int = Field(description="How many of the user's messages the new session holds.")
 
 
+class SessionImportParams(Params):
+    content: str | None = Field(default=None, description="The export's text (what `session/export` made as `json`).")
+    path: str | None = Field(
+        default=None, max_length=4096, description="Or a file on the server's machine holding it (up to 64 MB)."
+    )
+    workspace: str | None = Field(
+        default=None, description="The folder the new session works in (default: the server's)."
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> SessionImportParams:
+        if (self.content is None) == (self.path is None):
+            raise ValueError("give the export as `content` or as `path`, one of them")
+        return self
+
+
+class SessionImportResult(WireModel):
+    session: SessionInfo = Field(description="The new session: the conversation, with this machine's settings.")
+    events: int = Field(description="Events brought in.")
+    messages: int = Field(description="The user's messages that started a turn, among them.")
+    skipped: int = Field(
+        description="Events left out: approvals, questions, operation states, usage and streamed pieces (see docs)."
+    )
+
+
 class SessionExportResult(WireModel):
     filename: str = Field(description="A file name to save it under: the title made safe, with the extension.")
     media_type: str
@@ -583,6 +610,16 @@ METHODS: dict[str, MethodSpec] = {
             "not copied (the folder is the same).",
             "session_not_found",
             "invalid_params",
+        ),
+        _spec(
+            "session/import",
+            SessionImportParams,
+            SessionImportResult,
+            "A new session made from a JSON export (`content`, or a file `path` on the server's machine): the "
+            "conversation and the model's memory of it. The file is untrusted: every event must validate or nothing "
+            "is imported; settings, approvals, questions, operation states and usage are not taken from it.",
+            "invalid_params",
+            "workspace_not_found",
         ),
         _spec(
             "session/export",

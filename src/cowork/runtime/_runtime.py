@@ -26,6 +26,8 @@ from cowork.protocol import (
     SessionDiffResult,
     SessionForkParams,
     SessionForkResult,
+    SessionImportParams,
+    SessionImportResult,
     TurnRetryParams,
     TurnRetryResult,
     TurnStartParams,
@@ -40,6 +42,7 @@ from cowork.tools import ToolRegistry
 from ._answers import Answers
 from ._deps import RunnerDeps, RunnerHooks
 from ._fork import fork_session
+from ._import import import_session
 from ._lifecycle import Lifecycle
 from ._operations import Operations
 from ._retry import Retries
@@ -163,6 +166,10 @@ class Runtime:
     async def fork_session(self, params: SessionForkParams) -> SessionForkResult:
         """`session/fork` (see `cowork.runtime._fork`)."""
         return await fork_session(self.operations, self._sessions, params)
+
+    async def import_session(self, params: SessionImportParams) -> SessionImportResult:
+        """`session/import` (see `cowork.runtime._import`)."""
+        return await import_session(self.operations, self._sessions, params)
 
     async def delete_session(self, session_id: str) -> SessionDeleteResult:
         """`session/delete` (see `Lifecycle.delete_session`)."""

@@ -30,6 +30,7 @@ HANDLERS: Mapping[str, Handler] = MappingProxyType(
         "session/diff": sessions.session_diff,
         "session/delete": sessions.session_delete,
         "session/fork": sessions.session_fork,
+        "session/import": sessions.session_import,
         "session/search": sessions.session_search,
         "session/export": sessions.session_export,
         "session/list": sessions.session_list,

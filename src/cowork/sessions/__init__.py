@@ -2,6 +2,7 @@
 (`session/update` and the live switches runners read) and the todo list."""
 
 from ._bus import EventBus, Subscriber
+from ._export import EXPORT_FORMAT
 from ._journal import Journal, Mutation
 from ._service import AUTO_MODEL, SessionService, event_from_row, new_id, session_not_found
 from ._settings import SessionFlags, SessionSettings
@@ -9,6 +10,7 @@ from ._todos import TodoList
 
 __all__ = [
     "AUTO_MODEL",
+    "EXPORT_FORMAT",
     "EventBus",
     "Journal",
     "Mutation",

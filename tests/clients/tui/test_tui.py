@@ -311,7 +311,7 @@ def answered_with(app: CoworkApp, answer: str) -> Callable[[], bool]:
 
 
 async def test_fork_goes_on_in_the_copy_with_the_message_in_the_prompt(
-    server: ServerProcess, workspace: Path, mock_llm: MockLLMServer
+    server: ServerProcess, workspace: Path, mock_llm: MockLLMServer, tmp_path: Path
 ) -> None:
     mock_llm.set_script([MockResponse(text="one"), MockResponse(text="two")])
     app = app_for(server, workspace)
@@ -332,6 +332,20 @@ async def test_fork_goes_on_in_the_copy_with_the_message_in_the_prompt(
         assert "› first ask" in text and "second ask" not in text
         assert app.query_one("#prompt", Input).value == "second ask"
         assert any(s.id == app.session.id for s in app.sessions) and any(s.id == source.id for s in app.sessions)
+
+        # The source exported, then imported back as another session the TUI goes on in.
+        export = tmp_path / "source.json"
+        client = await EventClient.connect(server.address)
+        try:
+            written = await client.call("session/export", {"sessionId": source.id, "format": "json"})
+        finally:
+            await client.close()
+        export.write_text(written["content"], encoding="utf-8")
+        forked = app.session.id
+        await send(pilot, f"/import {export}")
+        await until(pilot, lambda: app.session is not None and app.session.id not in (source.id, forked))
+        await until(pilot, lambda: "two" in chat_text(app))
+        assert app.session.title == "first ask"
 
 
 async def test_launching_twice_without_writing_leaves_one_session(

@@ -26,7 +26,7 @@ from rich.text import Text
 
 import cowork
 from cowork.clients.connection import RpcClient, RpcError, ServerAddress, cowork_home, ensure_server
-from cowork.clients.export import parse_export, save_export
+from cowork.clients.export import import_path, parse_export, save_export
 from cowork.clients.format import (
     PLAN_OFF,
     PLAN_ON,
@@ -78,6 +78,8 @@ from cowork.protocol import (
     SessionForkResult,
     SessionGetParams,
     SessionGetResult,
+    SessionImportParams,
+    SessionImportResult,
     SessionInfo,
     SessionListParams,
     SessionListResult,
@@ -469,6 +471,7 @@ class Repl:
             "/diff": self._diff,
             "/compact": self._compact,
             "/export": self._export,
+            "/import": self._import,
             "/delete": self._delete,
             "/fork": self._fork,
             "/title": self._title,
@@ -647,6 +650,25 @@ class Repl:
             print_error(self.console, "write_failed", f"Could not write {exc.filename}: {exc.strerror}.")
             return
         self.console.print(Text(f"Saved {result.events:,} events as {fmt} to {saved}", style="dim"))
+
+    async def _import(self, arg: str) -> None:
+        """`/import FILE`: a new session from a JSON export, and go on in it."""
+        try:
+            path = import_path(arg, Path.cwd())
+        except ValueError as exc:
+            self.console.print(Text(str(exc), style="yellow"))
+            return
+        result: SessionImportResult = await self.rpc.request(
+            "session/import", SessionImportParams(path=path, workspace=str(self.options.workspace))
+        )
+        self.session = result.session
+        self.console.print(
+            Text(
+                f"Imported “{clean(result.session.title)}” ({result.session.id}): {result.messages} of your messages, "
+                f"{result.events:,} events. Go on here; its settings are this machine's defaults.",
+                style="bold",
+            )
+        )
 
     async def _plan(self, arg: str) -> None:
         """`/plan on|off`: plan mode (only tools that change nothing run); `off` approves the plan."""

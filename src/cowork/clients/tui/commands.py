@@ -12,13 +12,15 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from cowork.clients import format as fmt
-from cowork.clients.export import parse_export, save_export
+from cowork.clients.export import import_path, parse_export, save_export
 from cowork.protocol import (
     SLASH_COMMANDS,
     SessionCompactParams,
     SessionDiffResult,
     SessionExportParams,
     SessionExportResult,
+    SessionImportParams,
+    SessionImportResult,
     SessionListParams,
     SessionListResult,
     SessionRef,
@@ -108,6 +110,24 @@ async def _fork(app: CoworkApp, arg: str) -> None:
         await app.chat.note(Text(str(exc), style="yellow"))
         return
     app.fork(app.session, number)
+
+
+async def _import(app: CoworkApp, arg: str) -> None:
+    """A file relative to the folder the TUI was started in; the TUI goes on in the new session."""
+    try:
+        path = import_path(arg, Path.cwd())
+    except ValueError as exc:
+        await app.chat.note(Text(str(exc), style="yellow"))
+        return
+    workspace = str(app.options.workspace) if app.options is not None else None
+    result: SessionImportResult | None = await app.guarded(
+        app.rpc_request("session/import", SessionImportParams(path=path, workspace=workspace))
+    )
+    if result is None:
+        return
+    await app.show_session(result.session)
+    await app.guarded(app.refresh_sessions())
+    app.notify(f"Imported: {result.messages} of your messages, {result.events:,} events.")
 
 
 async def _search(app: CoworkApp, arg: str) -> None:
@@ -288,6 +308,7 @@ _HANDLERS: dict[str, Callable[[CoworkApp, str], Awaitable[None]]] = {
     "diff": lambda app, _arg: _diff(app),
     "compact": _compact,
     "fork": _fork,
+    "import": _import,
     "export": _export,
     "delete": _delete,
     "title": _title,

@@ -20,6 +20,8 @@ from cowork.protocol import (
     SessionForkResult,
     SessionGetParams,
     SessionGetResult,
+    SessionImportParams,
+    SessionImportResult,
     SessionInfo,
     SessionListParams,
     SessionListResult,
@@ -88,6 +90,10 @@ async def session_search(core: Core, peer: Peer | None, params: SessionSearchPar
 
 async def session_fork(core: Core, peer: Peer | None, params: SessionForkParams) -> SessionForkResult:
     return await core.runtime.fork_session(params)
+
+
+async def session_import(core: Core, peer: Peer | None, params: SessionImportParams) -> SessionImportResult:
+    return await core.runtime.import_session(params)
 
 
 async def session_delete(core: Core, peer: Peer | None, params: SessionRef) -> SessionDeleteResult:

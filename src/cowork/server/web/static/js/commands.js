@@ -154,6 +154,27 @@ export async function runCommand(app, text) {
         await app.fork(n ? Number(n) : null);
         break;
       }
+      case "import": {
+        // A file from this computer, read here and sent whole (up to the server's request size, 1 MB by default;
+        // a larger export: /import FILE in the REPL or the TUI, which pass its path).
+        const picker = h("input", { type: "file", accept: ".json,application/json", hidden: true, "data-testid": "import-file" });
+        picker.addEventListener("change", async () => {
+          const file = picker.files && picker.files[0];
+          picker.remove();
+          if (!file) return;
+          try {
+            const result = await app.rpc.call("session/import", { content: await file.text() });
+            await app.select(result.session.id, result.session);
+            await app.refreshSessions();
+            toast(`Imported “${result.session.title}”: ${result.messages} of your messages, ${result.events} events.`);
+          } catch (err) {
+            toast(`Could not import ${file.name}: ${err.message}`, "error");
+          }
+        });
+        document.body.append(picker);
+        picker.click();
+        break;
+      }
       case "export": {
         if (!app.current) {
           say(app, "Nothing to export yet: this session has no messages.", "warn");
