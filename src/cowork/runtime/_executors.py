@@ -13,7 +13,7 @@ import logging
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import assert_never
+from typing import Any, assert_never
 
 from cowork.policy import (
     CallFacts,
@@ -58,6 +58,12 @@ from ._state import LedgerEntry, transition_call
 __all__ = ["OperationRunner"]
 
 log = logging.getLogger(__name__)
+
+_POLICY_SECONDS = 10.0
+"""How long operations of one configuration share a built path policy. Building one resolves every protected place
+(about a millisecond, on the event loop, per operation); those places (the folder itself, Cowork's home, the
+credential stores) are outside what any tool may change, and each path a tool names is still resolved when used."""
+_POLICIES: dict[tuple[Any, ...], tuple[float, PathPolicy]] = {}
 
 _PLAN_MODE = "planMode"
 """Set in a call's `meta` when plan mode refuses it."""
@@ -322,14 +328,22 @@ class OperationRunner(ModelSteps, HumanSteps):
             tuple(permissions.deny),
         )
         if self._paths is None or self._paths[0] != key:
-            policy = PathPolicy.build(
-                self.workspace,
-                home=home,
-                output_dir=Path(key[2]) if key[2] else None,
-                extra_read=key[3],
-                extra_write=key[4],
-                deny=key[5],
-            )
+            now = time.monotonic()
+            shared = _POLICIES.get(key)
+            if shared is not None and now - shared[0] < _POLICY_SECONDS:
+                policy = shared[1]
+            else:
+                policy = PathPolicy.build(
+                    self.workspace,
+                    home=home,
+                    output_dir=Path(key[2]) if key[2] else None,
+                    extra_read=key[3],
+                    extra_write=key[4],
+                    deny=key[5],
+                )
+                if len(_POLICIES) >= 64:
+                    _POLICIES.clear()
+                _POLICIES[key] = (now, policy)
             self._paths = (key, policy)
         return self._paths[1]
 
