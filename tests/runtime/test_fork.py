@@ -64,6 +64,7 @@ async def test_fork_before_a_message_holds_what_came_before_and_goes_on_apart(
     said = [e.payload.text for e in replayed if isinstance(e.payload, UserMessage)]
     assert said == ["first question"]
     assert all(getattr(e.payload, "title", None) is None for e in replayed)  # the fork keeps its own title
+    assert not any(e.type == "usage" for e in replayed)  # spend stays the source's
 
     harness.watch(core, fork.id)
     await turn(harness, core, fork.id, "another second question")

@@ -1,6 +1,7 @@
 """`session/fork`: a new session holding another's conversation up to one of the user's messages.
 
-What is copied: the event log before that message (so every client shows the same conversation), the main
+What is copied: the event log before that message (so every client shows the same conversation; without the
+spend events, which stay the source's like its usage records), the main
 thread's model-facing messages before it (so the model remembers it) with the context summaries made of them,
 the session's settings, and its todo list as the last copied `todos` event left it. What is not: tool-call records,
 the files a session changed (`session/diff` starts afresh) and the outputs kept for it; sub-agents' own threads.
@@ -31,6 +32,8 @@ from ._operations import Operations
 __all__ = ["fork_session"]
 
 _PAGE = 10_000
+_SPEND_EVENTS = frozenset(("usage", "budget_warning"))
+"""Left out of the copy: the spend they report stays the source's (the usage ledger is not copied either)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +138,7 @@ async def fork_session(ops: Operations, sessions: SessionService, params: Sessio
         raise session_not_found(params.session_id)
     cut, held = _cut(source, params.before_message)
     seq_limit = cut.seq if cut is not None else source.events[-1].seq + 1 if source.events else 1
-    events = _renumbered(_without_titles(e for e in source.events if e.seq < seq_limit))
+    events = _renumbered(_without_titles(e for e in source.events if e.seq < seq_limit and e.type not in _SPEND_EVENTS))
     position_limit = None
     if cut is not None:
         position_limit = next((m.position for m in source.messages if m.id == cut.message_id), None)

@@ -535,7 +535,7 @@ class CoworkApp(App[int]):
         event.input.value = ""
         if self.session is None or not self.connected.is_set():
             self._unsent.append(text)
-            self.notify("Not connected to the Cowork server yet: this is sent as soon as the session is open.")
+            self.notify("The session is not open yet (connecting to the Cowork server): this is sent as soon as it is.")
             return
         await self.submit(text)
 
