@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from openai import AsyncOpenAI
+from openai import AsyncOpenAI, AsyncStream
 from pydantic_ai.messages import (
     BinaryContent,
     ModelMessage,
@@ -98,6 +98,27 @@ async def test_wire_body_is_what_the_sdk_sends(mock_llm: MockLLMServer, model_cl
     assert answers == ["Nothing new.", "Nothing new."]
     # The history really was all there: every message of it, the tools and the image.
     assert len(raw.messages) >= 5 and "read" in raw.tools and "image" in str(raw.body)
+
+
+@pytest.mark.parametrize("extra_body", [None, {"top_k": 3}])
+async def test_the_body_bytes_carry_the_same_json_with_or_without_extra_body(
+    mock_llm: MockLLMServer, extra_body: dict[str, Any] | None
+) -> None:
+    """The raw client serialises the body itself (pydantic-core); with `extra_body` the SDK merges and serialises."""
+    mock_llm.set_script(lambda _request: MockResponse(text="ok"))
+    messages: list[Any] = [{"role": "user", "content": 'Grüße, 東京 — \u2028 "quoted" \\ 1e-05'}]
+    for client_class in (AsyncOpenAI, RawAsyncOpenAI):
+        async with client_class(base_url=mock_llm.openai_base_url, api_key="sk-test", max_retries=0) as client:
+            stream = await client.chat.completions.create(
+                model="mock-model", messages=messages, stream=True, temperature=0.00001, extra_body=extra_body
+            )
+            assert isinstance(stream, AsyncStream)
+            async for _chunk in stream:
+                pass
+    stock, raw = mock_llm.requests
+    assert raw.body == stock.body and raw.body["messages"] == messages
+    assert comparable(raw.headers) == comparable(stock.headers)
+    assert (raw.body.get("top_k"), raw.body["temperature"]) == ((extra_body or {}).get("top_k"), 0.00001)
 
 
 async def test_anthropic_body_is_what_the_sdk_sends(mock_llm: MockLLMServer) -> None:
