@@ -85,3 +85,18 @@ def test_first_use_imports_wait_for_the_warm_up_instead_of_racing_it(tmp_path: P
         check=False,
     )
     assert (result.returncode, result.stdout.strip()) == (0, "[]"), result.stderr[-2000:]
+
+
+def test_the_warm_up_completes_the_deferred_wire_models() -> None:
+    """The wire models defer building their validators (start-up does not pay for them); the warm-up builds them,
+    so the first turn's requests and events do not. A fresh interpreter, so nothing else built them first."""
+    code = (
+        "import cowork.protocol as p, cowork.core as c\n"
+        "from pydantic import BaseModel\n"
+        "models = [m for n in p.__all__ if isinstance(m := getattr(p, n), type) and issubclass(m, BaseModel)]\n"
+        "before = sum(not m.__pydantic_complete__ for m in models)\n"
+        "c._complete_protocol_models()\n"
+        "print(before > 0, sum(not m.__pydantic_complete__ for m in models))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert result.stdout.split() == ["True", "0"], result.stderr[-2000:]

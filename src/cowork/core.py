@@ -220,7 +220,21 @@ def _preload(target: ModelTarget | None, workspace: Path, home: Path, tools: Too
             estimate_cost(target.provider, target.model, input_tokens=1000, output_tokens=100)
             cost_of(target.provider, target.model, input_tokens=1000, output_tokens=100)
         classify("true")  # the shell parser, which the first `bash` call's approval needs
+        _complete_protocol_models()
     gather_prompt_extras(workspace, home)  # the first turn's system prompt: skills (YAML) and memory, cached
+
+
+def _complete_protocol_models() -> None:
+    """Build the validators and serializers of the wire models now (they are deferred, so start-up does not pay
+    for them), rather than in the first turn's requests and events."""
+    from pydantic import BaseModel
+
+    import cowork.protocol
+
+    for name in cowork.protocol.__all__:
+        model = getattr(cowork.protocol, name)
+        if isinstance(model, type) and issubclass(model, BaseModel) and not model.__pydantic_complete__:
+            model.model_rebuild()
 
 
 def _in_daemon_thread(work: Callable[[], None], *, name: str) -> asyncio.Future[None]:
