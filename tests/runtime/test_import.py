@@ -4,6 +4,7 @@ broken file is refused whole and creates nothing; nothing that would act or clai
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -132,5 +133,10 @@ async def test_a_missing_file_is_a_clear_error(harness: CoreHarness, tmp_path: P
     with pytest.raises(ProtocolError) as refused:
         await core.runtime.import_session(SessionImportParams(path=str(tmp_path / "nope.json")))
     assert refused.value.code == ErrorCode.INVALID_PARAMS and "Cannot read" in refused.value.message
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(ProtocolError) as refused:  # (opening it would wait for a writer for ever)
+        await core.runtime.import_session(SessionImportParams(path=str(fifo)))
+    assert "not a regular file" in refused.value.message
     with pytest.raises(ValueError, match="one of them"):
         SessionImportParams(content="{}", path="x")

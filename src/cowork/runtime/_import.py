@@ -12,6 +12,8 @@ turn goes on from it.
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -59,10 +61,16 @@ def _document(params: SessionImportParams) -> dict[str, Any]:
     if params.path is not None:
         path = Path(params.path).expanduser()
         try:
-            size = path.stat().st_size
-            if size > MAX_IMPORT_BYTES:
-                raise _refuse(f"{path} is {size:,} bytes; an import may be {MAX_IMPORT_BYTES:,} bytes at most.")
-            text = path.read_text(encoding="utf-8")
+            # A FIFO or a device would block or never end: only a regular file is opened (and checked again once open).
+            if not stat.S_ISREG(path.stat().st_mode):
+                raise _refuse(f"{path} is not a regular file.")
+            with path.open("rb") as file:
+                if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                    raise _refuse(f"{path} is not a regular file.")
+                data = file.read(MAX_IMPORT_BYTES + 1)
+            if len(data) > MAX_IMPORT_BYTES:
+                raise _refuse(f"{path} is larger than {MAX_IMPORT_BYTES:,} bytes, the most an import may be.")
+            text = data.decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise _refuse(f"Cannot read {path}: {exc}.") from None
     else:
