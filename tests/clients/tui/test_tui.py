@@ -126,8 +126,10 @@ async def test_what_is_sent_before_the_session_is_open_is_sent_once_it_is(
     app = CoworkApp(TuiOptions(workspace=workspace, address=server.address), connector=slow_connect)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "first")
+        await send(pilot, "/help")  # a command runs at once, session or not
         await send(pilot, "second")
         await pilot.pause()
+        await until(pilot, lambda: "/fork [N]" in chat_text(app))
         assert app.query_one("#prompt", Input).value == ""
         assert [n.title for n in app._notifications] == ["", ""] and "sent as soon as" in next(
             iter(app._notifications)

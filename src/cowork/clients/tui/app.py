@@ -533,6 +533,9 @@ class CoworkApp(App[int]):
         if not text:
             return
         event.input.value = ""
+        if is_command(text):  # at once (`/quit` and `/help` need no session; the others do nothing without one)
+            await run_command(self, text)
+            return
         if self.session is None or not self.connected.is_set():
             self._unsent.append(text)
             self.notify("The session is not open yet (connecting to the Cowork server): this is sent as soon as it is.")
@@ -540,26 +543,15 @@ class CoworkApp(App[int]):
         await self.submit(text)
 
     def _send_unsent(self) -> None:
-        """Send what was typed before the session was open: commands one by one, messages as one message (a
-        second turn would be refused while the first runs)."""
+        """Send the messages typed before the session was open, as one message (a second turn would be refused
+        while the first runs)."""
         unsent, self._unsent = self._unsent, []
-        commands = [text for text in unsent if is_command(text)]
-        messages = [text for text in unsent if not is_command(text)]
-        if not unsent:
-            return
-
-        async def send_in_order() -> None:
-            for text in [*commands, *(["\n\n".join(messages)] if messages else [])]:
-                await self.submit(text)
-
-        self.run_worker(send_in_order(), group="unsent")
+        if unsent:
+            self.run_worker(self.submit("\n\n".join(unsent)), group="unsent")
 
     async def submit(self, text: str) -> None:
-        """Run a slash command, start a turn, or steer the running one with `text`."""
+        """Start a turn with `text`, or steer the running one with it."""
         if self.session is None:
-            return
-        if is_command(text):
-            await run_command(self, text)
             return
         if self.state.running is not None:
             params: Any = TurnSteerParams(session_id=self.session.id, text=text, client_message_id=uuid.uuid4().hex)
