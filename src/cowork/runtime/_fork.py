@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
+import anyio.to_thread
+
 from cowork.protocol import (
     ErrorCode,
     ErrorSource,
@@ -125,6 +127,22 @@ def _renumbered(events: list[EventRow]) -> list[EventRow]:
     return [replace(event, seq=index) for index, event in enumerate(events, start=1)]
 
 
+def _plan(source: _Source, before_message: int | None) -> tuple[_Turn | None, int, list[EventRow], list[MessageRow]]:
+    """Where the fork is cut, how many of the user's messages it holds, and the events and messages it copies."""
+    cut, held = _cut(source, before_message)
+    seq_limit = cut.seq if cut is not None else source.events[-1].seq + 1 if source.events else 1
+    events = _renumbered(_without_titles(e for e in source.events if e.seq < seq_limit and e.type not in _SPEND_EVENTS))
+    position_limit = None
+    if cut is not None:
+        position_limit = next((m.position for m in source.messages if m.id == cut.message_id), None)
+        if position_limit is None:  # its message was never stored (a turn refused at once): keep its turn's out
+            position_limit = min(
+                (m.position for m in source.messages if m.operation_id == cut.operation_id), default=None
+            )
+    messages = [m for m in source.messages if position_limit is None or m.position < position_limit]
+    return cut, held, events, messages
+
+
 async def fork_session(ops: Operations, sessions: SessionService, params: SessionForkParams) -> SessionForkResult:
     """Copy the session up to the cut into a new one (one write transaction).
 
@@ -136,18 +154,8 @@ async def fork_session(ops: Operations, sessions: SessionService, params: Sessio
     source = await db.read(lambda conn: _read(conn, params.session_id))
     if source is None:
         raise session_not_found(params.session_id)
-    cut, held = _cut(source, params.before_message)
-    seq_limit = cut.seq if cut is not None else source.events[-1].seq + 1 if source.events else 1
-    events = _renumbered(_without_titles(e for e in source.events if e.seq < seq_limit and e.type not in _SPEND_EVENTS))
-    position_limit = None
-    if cut is not None:
-        position_limit = next((m.position for m in source.messages if m.id == cut.message_id), None)
-        if position_limit is None:  # its message was never stored (a turn refused at once): keep its turn's out
-            position_limit = min(
-                (m.position for m in source.messages if m.operation_id == cut.operation_id), default=None
-            )
-    messages = [m for m in source.messages if position_limit is None or m.position < position_limit]
-
+    # (A long session's log takes a while to go through: not on the event loop.)
+    cut, held, events, messages = await anyio.to_thread.run_sync(_plan, source, params.before_message)
     now = datetime.now(UTC)
     todos = "[]"
     for event in events:

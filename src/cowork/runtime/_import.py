@@ -22,6 +22,7 @@ from typing import Any
 import anyio.to_thread
 from pydantic import ValidationError
 
+from cowork.lazy import HEAVY_IMPORTS
 from cowork.protocol import (
     AssistantMessage,
     ErrorCode,
@@ -119,7 +120,8 @@ class _Step:
 def _messages(events: list[SessionEvent], session_id: str) -> list[MessageRow]:
     """The model's history rebuilt from the turns: each user message, then each step's answer and tool calls, then
     their results. Sub-agents' steps (operations no user message started) stay out, as in a live session."""
-    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    with HEAVY_IMPORTS:  # (a first import, maybe while the warm-up imports pydantic-ai: see `cowork.lazy`)
+        from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 
     turns = {e.payload.operation_id for e in events if isinstance(e.payload, UserMessage)}
     out: list[Any] = []  # (operation id, message) in order
@@ -187,8 +189,12 @@ async def import_session(ops: Operations, sessions: SessionService, params: Sess
         ProtocolError: `invalid_params` (not an export, an event that does not validate, too large, unreadable);
             `workspace_not_found`.
     """
-    document = await anyio.to_thread.run_sync(_document, params)
-    events = _events(document["events"])
+
+    def read() -> tuple[dict[str, Any], list[SessionEvent]]:
+        document = _document(params)
+        return document, _events(document["events"])
+
+    document, events = await anyio.to_thread.run_sync(read)  # (a large file takes a while to read and check)
     raw_title = document["session"].get("title")
     title = " ".join(str(raw_title).split())[:200] if isinstance(raw_title, str) and raw_title.strip() else "Imported"
     created = await sessions.create(SessionCreateParams(workspace=params.workspace, title=title))
