@@ -172,8 +172,8 @@ class Core:
 
     async def warm_up(self) -> None:
         """Load now what the first turn would: pydantic-ai's model layer and the executors, the default provider's
-        SDK, its model and HTTP client, its prices, the shell parser, the tools' schemas, the budget check's query,
-        the workspace's skills and memory files. Never
+        SDK, its model and HTTP client, its prices, the shell parser, the tools' schemas, the wire models'
+        validators, the spend the budget check reads, the workspace's skills and memory files. Never
         raises: on failure the first turn loads them.
 
         The imports run in a thread of their own, so requests are answered meanwhile (slower while it runs: imports
@@ -190,7 +190,7 @@ class Core:
             )
             if target is not None:
                 await self.models.get(target)
-            await self.usage.spend("op_warm_up")  # the first step's budget check: its query compiled once
+            await self.usage.spend(None)  # the ledger's sums, read once: the first budget check answers from memory
         except Exception:
             log.warning("warming up failed; the first turn loads what it needs itself", exc_info=True)
             return
