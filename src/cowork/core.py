@@ -35,7 +35,7 @@ from cowork.providers import ModelChoices, ProviderService
 from cowork.runtime import RunnerDeps, Runtime, TurnRouter
 from cowork.runtime import preload as preload_runtime
 from cowork.sandbox import find_bwrap
-from cowork.sessions import EventBus, Journal, SessionService, SessionSettings, TodoList
+from cowork.sessions import Checkpoints, EventBus, Journal, SessionService, SessionSettings, TodoList
 from cowork.store import Database
 from cowork.tools import ToolRegistry, builtin_tools
 from cowork.usage import UsageService
@@ -128,6 +128,8 @@ class Core:
         self.todos = TodoList(self.sessions, self.journal)
         self.tool_policies = ToolPolicies(self.db, self.tools)
         """The user's per-tool overrides (`tool/list`, `tool/setPolicy`)."""
+        self.checkpoints = Checkpoints(self.db, self.paths.home, self.config.checkpoints)
+        """What each tool call that changed a folder changed (`session/undo`, `session/rewind`)."""
         self.runtime = Runtime(
             RunnerDeps(
                 db=self.db,
@@ -137,6 +139,7 @@ class Core:
                 home=self.paths.home,
                 usage=self.usage,
                 bwrap=self.bwrap,
+                checkpoints=self.checkpoints,
             ),
             self.sessions,
             self.settings,
@@ -169,6 +172,13 @@ class Core:
         await self.runtime.recover()
         await self.mcp.start()
         await self.mcp_installs.load()
+        self._pruning = asyncio.get_running_loop().create_task(self._prune_checkpoints(), name="prune-checkpoints")
+
+    async def _prune_checkpoints(self) -> None:
+        try:
+            await self.checkpoints.prune()
+        except Exception:
+            log.exception("could not prune checkpoints")
 
     async def warm_up(self) -> None:
         """Load now what the first turn would: pydantic-ai's model layer and the executors, the default provider's

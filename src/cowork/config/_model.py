@@ -10,6 +10,7 @@ __all__ = [
     "AgentConfig",
     "BashConfig",
     "BudgetsConfig",
+    "CheckpointsConfig",
     "CommandsConfig",
     "CoworkConfig",
     "CredentialsConfig",
@@ -272,6 +273,45 @@ class McpConfig(_Section):
     )
 
 
+class CheckpointsConfig(_Section):
+    enabled: bool = Field(
+        default=True, description="Keep the folder's state before every tool call that changes it (/undo, /rewind)."
+    )
+    max_file_mb: float = Field(
+        default=16, gt=0, description="A file larger than this is not kept (its change cannot be taken back)."
+    )
+    max_folder_files: int = Field(
+        default=100_000,
+        ge=1,
+        description="In a folder with more files than this (outside the exclusions' folders too), shell commands are "
+        "not checkpointed (snapshotting it would take long and much space); edits and writes still are.",
+    )
+    keep_days: float = Field(default=30, gt=0, description="Checkpoints older than this are pruned.")
+    max_total_mb: float = Field(
+        default=2048, gt=0, description="Past this much kept content, the oldest checkpoints are pruned first."
+    )
+    exclude: list[str] = Field(
+        default_factory=lambda: [
+            "node_modules/",
+            ".venv/",
+            "venv/",
+            "__pycache__/",
+            ".mypy_cache/",
+            ".pytest_cache/",
+            ".ruff_cache/",
+            ".tox/",
+            ".cache/",
+            "target/",
+            "dist/",
+            "build/",
+            ".next/",
+            "*.pyc",
+        ],
+        description="Paths (gitignore patterns) that shell-command checkpoints leave out; files an edit or write "
+        "changes are always kept. The folder's own .gitignore files apply too.",
+    )
+
+
 class CoworkConfig(_Section):
     provider: str | None = Field(default=None, description="Provider id, e.g. openai, anthropic, google, ollama.")
     model: str | None = Field(default=None, description="Model id; defaults to the provider's default model.")
@@ -287,3 +327,4 @@ class CoworkConfig(_Section):
     local_models: LocalModelsConfig = Field(default_factory=LocalModelsConfig)
     credentials: CredentialsConfig = Field(default_factory=CredentialsConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
+    checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)

@@ -48,6 +48,12 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
         "/fork [N]",
         "a new session holding this one's conversation (before your message N: to ask it differently); this one stays",
     ),
+    _cmd("undo", "/undo", "take back the agent's last change to the folder's files (shows the diff, asks first)"),
+    _cmd(
+        "rewind",
+        "/rewind [N]",
+        "go back to before your message N: the files, the conversation (a new session; this one stays), or both",
+    ),
     _cmd("export", "/export [md|json] [FILE]", "save this session as Markdown (for people) or JSON"),
     _cmd("import", "/import FILE", "a new session from a JSON export (/export json), here or from another machine"),
     _cmd("compact", "/compact [what to keep]", "summarise the conversation so far, to free the model's context"),

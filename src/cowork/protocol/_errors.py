@@ -64,6 +64,8 @@ class ErrorCode(StrEnum):
     MCP_SERVER_NOT_FOUND = "mcp_server_not_found"
     MCP_SERVER_EXISTS = "mcp_server_exists"
     MCP_INSTALL_NOT_FOUND = "mcp_install_not_found"
+    NOTHING_TO_UNDO = "nothing_to_undo"
+    FILES_CHANGED = "files_changed"
 
 
 class ErrorSource(StrEnum):

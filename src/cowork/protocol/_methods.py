@@ -72,6 +72,8 @@ __all__ = [
     "ApprovalRespondParams",
     "AskRespondParams",
     "Capabilities",
+    "CheckpointInfo",
+    "CheckpointListResult",
     "ClientInfo",
     "EmptyParams",
     "EventsReplayParams",
@@ -104,8 +106,11 @@ __all__ = [
     "SessionListParams",
     "SessionListResult",
     "SessionRef",
+    "SessionRestoreResult",
+    "SessionRewindParams",
     "SessionSearchParams",
     "SessionSearchResult",
+    "SessionUndoParams",
     "SessionUpdateParams",
     "SubscribeParams",
     "SubscribeResult",
@@ -407,6 +412,66 @@ class SessionForkResult(WireModel):
     messages: int = Field(description="How many of the user's messages the new session holds.")
 
 
+class CheckpointInfo(WireModel):
+    """The folder's state kept before one tool call changed it."""
+
+    id: int
+    operation_id: str = Field(description="The turn (or sub-agent) whose call made the change.")
+    tool_call_id: str
+    tool: str
+    message: int | None = Field(
+        default=None, description="The number of the user's message whose turn made it (1: the first)."
+    )
+    files: list[str] = Field(description="What the call changed, relative to the folder (empty: nothing).")
+    created_at: datetime
+    undone: bool = Field(description="Reverted by `session/undo` or `session/rewind`.")
+
+
+class CheckpointListResult(WireModel):
+    checkpoints: list[CheckpointInfo] = Field(description="Newest first.")
+
+
+class SessionUndoParams(Params):
+    session_id: str = _ID
+    apply: bool = Field(
+        default=False, description="False: only say what would change (the preview, nothing is touched). True: do it."
+    )
+    force: bool = Field(
+        default=False,
+        description="Restore files that were changed since Cowork last changed them (outside Cowork, by you or "
+        "another program); without it those refuse the restore (`files_changed`). The preview lists them.",
+    )
+
+
+class SessionRewindParams(SessionUndoParams):
+    before_message: int = Field(
+        ge=1, description="Go back to before the user's message with this number (1: the first that started a turn)."
+    )
+    restore: Literal["files", "conversation", "both"] = Field(
+        default="both",
+        description="`files`: the folder as it was then; `conversation`: a new session holding the conversation "
+        "before that message (like `session/fork`; this one stays as it is, so nothing is lost); `both`.",
+    )
+
+
+class SessionRestoreResult(WireModel):
+    applied: bool = Field(description="False for a preview.")
+    files: list[FileChange] = Field(
+        description="What the restore changes (would change), each file from what it holds now to what it held."
+    )
+    conflicts: list[str] = Field(
+        default_factory=list,
+        description="Files changed since Cowork last changed them (outside Cowork): restoring overwrites that.",
+    )
+    skipped: list[str] = Field(
+        default_factory=list, description="Files that cannot be restored, each with why (`path: reason`)."
+    )
+    checkpoints: list[CheckpointInfo] = Field(description="The changes taken back, newest first.")
+    fork: SessionForkResult | None = Field(
+        default=None, description="With `conversation` or `both`: the new session to go on in."
+    )
+
+
 class SessionImportParams(Params):
     content: str | None = Field(default=None, description="The export's text (what `session/export` made as `json`).")
     path: str | None = Field(
@@ -610,6 +675,37 @@ METHODS: dict[str, MethodSpec] = {
             "not copied (the folder is the same).",
             "session_not_found",
             "invalid_params",
+        ),
+        _spec(
+            "checkpoint/list",
+            SessionRef,
+            CheckpointListResult,
+            "The checkpoints of a session: before each tool call that changed its folder (writes, edits, shell "
+            "commands not known to be read-only), what that call changed.",
+            "session_not_found",
+        ),
+        _spec(
+            "session/undo",
+            SessionUndoParams,
+            SessionRestoreResult,
+            "Take back the session's last change to its folder not taken back yet: a preview (the diff) unless "
+            "`apply`. Files changed outside Cowork since refuse it unless `force`.",
+            "session_not_found",
+            "busy",
+            "nothing_to_undo",
+            "files_changed",
+        ),
+        _spec(
+            "session/rewind",
+            SessionRewindParams,
+            SessionRestoreResult,
+            "Go back to before one of the user's messages: the folder's files as they were (every change since taken "
+            "back), the conversation (a new session, like `session/fork`; this one stays), or both. A preview unless "
+            "`apply`; files changed outside Cowork since refuse it unless `force`.",
+            "session_not_found",
+            "busy",
+            "invalid_params",
+            "files_changed",
         ),
         _spec(
             "session/import",

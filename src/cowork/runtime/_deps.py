@@ -13,7 +13,7 @@ from pathlib import Path
 from cowork.config import CoworkConfig
 from cowork.models import ModelCache
 from cowork.policy import ToolOverride
-from cowork.sessions import Journal, SessionFlags
+from cowork.sessions import Checkpoints, Journal, SessionFlags
 from cowork.store import Database
 from cowork.usage import UsageService
 
@@ -34,6 +34,8 @@ class RunnerDeps:
     usage: UsageService
     bwrap: str | None = None
     """bubblewrap, when shell commands can run sandboxed."""
+    checkpoints: Checkpoints | None = None
+    """Keeps the folder's state before each call that changes it (none: not kept)."""
 
 
 @dataclass

@@ -28,7 +28,7 @@ from cowork.policy import (
 from cowork.policy import decide as decide_approval
 from cowork.prompts import gather_prompt_extras
 from cowork.protocol import ErrorCode, ErrorSource, LogLine, OperationStatus, ProtocolError, ToolCallStatus, ToolResult
-from cowork.sessions import SessionFlags
+from cowork.sessions import Pending, SessionFlags
 from cowork.store import Connection, repos
 from cowork.tools import ToolContext, ToolError, run_tool
 from cowork.tools._diffs import DIFF_TOOLS, change_diff, preview_change, snapshot
@@ -65,6 +65,8 @@ _POLICY_SECONDS = 10.0
 credential stores) are outside what any tool may change, and each path a tool names is still resolved when used."""
 _POLICIES: dict[tuple[Any, ...], tuple[float, PathPolicy]] = {}
 
+_FILE_TOOLS = frozenset({"write", "edit", "notebookEdit"})
+"""Tools that change exactly the files they name (checkpointed file by file)."""
 _PLAN_MODE = "planMode"
 """Set in a call's `meta` when plan mode refuses it."""
 PLAN_MODE_REFUSAL = (
@@ -271,7 +273,16 @@ class OperationRunner(ModelSteps, HumanSteps):
                 await self._emit(
                     None, lambda conn: repos.session_files.remember(conn, sid, path, text, now=now), urgent=True
                 )
+        checkpoint = await self._checkpoint_before(entry)
         content, is_error = await self._invoke(entry)
+        if checkpoint is not None:
+            await self.deps.checkpoints.after(  # type: ignore[union-attr]
+                checkpoint,
+                session_id=self.state.session_id,
+                operation_id=self.state.id,
+                tool_call_id=entry.tool_call_id,
+                tool=entry.name,
+            )
         diff = None
         if before is not None and not is_error:
             diff = await run_blocking(lambda: change_diff(before, ctx))
@@ -291,6 +302,34 @@ class OperationRunner(ModelSteps, HumanSteps):
             ),
             self.ledger_update(entry, result=content),
         )
+
+    async def _checkpoint_before(self, entry: LedgerEntry) -> Pending | None:
+        """Keep what a call that changes the folder may change: the files a file tool names, or for a shell
+        command the policy does not know to be read-only, the whole folder (see `cowork.sessions.Checkpoints`)."""
+        checkpoints = self.deps.checkpoints
+        if (
+            checkpoints is None
+            or not checkpoints.enabled
+            or not entry.side_effects
+            or entry.invalid_arguments is not None
+            or entry.meta.get(_PLAN_MODE)
+        ):
+            return None
+        tool = self.tools.get(entry.name)
+        if tool is None:
+            return None
+        if entry.name in _FILE_TOOLS:
+            ctx = self._tool_context(entry)
+            files = []
+            for raw in tool.facts(entry.arguments).paths:
+                try:
+                    files.append(ctx.write_path(raw))
+                except ToolError:
+                    continue  # the tool refuses it when it runs
+            return await checkpoints.before(self.workspace, files) if files else None
+        if tool.facts(entry.arguments).shell_command is not None:
+            return await checkpoints.before(self.workspace, None)
+        return None
 
     async def _invoke(self, entry: LedgerEntry) -> tuple[str, bool]:
         state = self.state

@@ -17,6 +17,7 @@ from cowork.policy import ToolOverride
 from cowork.protocol import (
     ApprovalRespondParams,
     AskRespondParams,
+    CheckpointListResult,
     OperationInfo,
     OperationStatus,
     PendingRequests,
@@ -28,6 +29,9 @@ from cowork.protocol import (
     SessionForkResult,
     SessionImportParams,
     SessionImportResult,
+    SessionRestoreResult,
+    SessionRewindParams,
+    SessionUndoParams,
     TurnRetryParams,
     TurnRetryResult,
     TurnStartParams,
@@ -46,6 +50,7 @@ from ._import import import_session
 from ._lifecycle import Lifecycle
 from ._operations import Operations
 from ._retry import Retries
+from ._rewind import list_checkpoints, rewind, undo
 from ._routing import TurnRouter
 from ._state import LedgerEntry, OperationState
 from ._subagents import SubAgents
@@ -166,6 +171,18 @@ class Runtime:
     async def fork_session(self, params: SessionForkParams) -> SessionForkResult:
         """`session/fork` (see `cowork.runtime._fork`)."""
         return await fork_session(self.operations, self._sessions, params)
+
+    async def list_checkpoints(self, session_id: str) -> CheckpointListResult:
+        """`checkpoint/list` (see `cowork.runtime._rewind`)."""
+        return await list_checkpoints(self.operations, self._sessions, session_id)
+
+    async def undo(self, params: SessionUndoParams) -> SessionRestoreResult:
+        """`session/undo` (see `cowork.runtime._rewind`)."""
+        return await undo(self.operations, self._sessions, params)
+
+    async def rewind(self, params: SessionRewindParams) -> SessionRestoreResult:
+        """`session/rewind` (see `cowork.runtime._rewind`)."""
+        return await rewind(self.operations, self._sessions, params)
 
     async def import_session(self, params: SessionImportParams) -> SessionImportResult:
         """`session/import` (see `cowork.runtime._import`)."""

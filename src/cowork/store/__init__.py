@@ -8,6 +8,8 @@ from sqlalchemy.engine import Connection
 from . import repos
 from ._engine import Database
 from ._rows import (
+    CheckpointFileRow,
+    CheckpointRow,
     ContextSummaryRow,
     EventRow,
     HumanRequestRow,
@@ -20,6 +22,8 @@ from ._rows import (
 )
 
 __all__ = [
+    "CheckpointFileRow",
+    "CheckpointRow",
     "Connection",
     "ContextSummaryRow",
     "Database",

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 __all__ = [
+    "CheckpointFileRow",
+    "CheckpointRow",
     "ContextSummaryRow",
     "EventRow",
     "HumanRequestRow",
@@ -177,3 +179,30 @@ class UsageRow:
     cost_usd: float
     cost_known: bool
     created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointFileRow:
+    """One path a checkpoint's call changed: git object id and mode before and after (mode 0: absent)."""
+
+    path: str
+    before_blob: str | None
+    before_mode: int
+    after_blob: str | None
+    after_mode: int
+    size: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointRow:
+    """A tool call that changed a session's folder, and what it changed."""
+
+    id: int
+    session_id: str
+    workspace: str
+    operation_id: str
+    tool_call_id: str
+    tool: str
+    created_at: datetime
+    undone_at: datetime | None
+    files: tuple[CheckpointFileRow, ...] = ()

@@ -10,6 +10,8 @@ from sqlalchemy.engine import Dialect
 
 __all__ = [
     "UTCDateTime",
+    "checkpoint_files",
+    "checkpoints",
     "context_summaries",
     "events",
     "human_requests",
@@ -282,3 +284,34 @@ session_files = sa.Table(
 )
 """Each file a session changed with `edit` or `write`, and its text before the first change (NULL: it did not
 exist), so `session/diff` can show what the session changed."""
+
+
+checkpoints = sa.Table(
+    "checkpoints",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("session_id", sa.String(64), sa.ForeignKey("sessions.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("workspace", sa.Text, nullable=False),
+    sa.Column("operation_id", sa.String(64), nullable=False),
+    sa.Column("tool_call_id", sa.String(128), nullable=False),
+    sa.Column("tool", sa.String(200), nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("undone_at", UTCDateTime),
+    sa.Index("ix_checkpoints_session", "session_id", "id"),
+    sa.Index("ix_checkpoints_created", "created_at"),
+)
+"""One per tool call that changed a session's folder (see `cowork.sessions.Checkpoints`)."""
+
+checkpoint_files = sa.Table(
+    "checkpoint_files",
+    metadata,
+    sa.Column("checkpoint_id", sa.Integer, sa.ForeignKey("checkpoints.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("path", sa.Text, primary_key=True),
+    sa.Column("before_blob", sa.String(40)),
+    sa.Column("before_mode", sa.Integer, nullable=False),
+    sa.Column("after_blob", sa.String(40)),
+    sa.Column("after_mode", sa.Integer, nullable=False),
+    sa.Column("size", sa.Integer, nullable=False, server_default="0"),
+)
+"""What a checkpoint's call changed, path by path (relative to the folder): git object id and mode before and
+after (mode 0: absent; no id with a mode: not kept). `size`: the bytes kept for it."""

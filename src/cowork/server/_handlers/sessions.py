@@ -7,6 +7,7 @@ from cowork.core import Core
 from cowork.protocol import (
     ApprovalRespondParams,
     AskRespondParams,
+    CheckpointListResult,
     EventsReplayParams,
     EventsReplayResult,
     RespondResult,
@@ -26,8 +27,11 @@ from cowork.protocol import (
     SessionListParams,
     SessionListResult,
     SessionRef,
+    SessionRestoreResult,
+    SessionRewindParams,
     SessionSearchParams,
     SessionSearchResult,
+    SessionUndoParams,
     SessionUpdateParams,
     SubscribeParams,
     SubscribeResult,
@@ -90,6 +94,18 @@ async def session_search(core: Core, peer: Peer | None, params: SessionSearchPar
 
 async def session_fork(core: Core, peer: Peer | None, params: SessionForkParams) -> SessionForkResult:
     return await core.runtime.fork_session(params)
+
+
+async def checkpoint_list(core: Core, peer: Peer | None, params: SessionRef) -> CheckpointListResult:
+    return await core.runtime.list_checkpoints(params.session_id)
+
+
+async def session_undo(core: Core, peer: Peer | None, params: SessionUndoParams) -> SessionRestoreResult:
+    return await core.runtime.undo(params)
+
+
+async def session_rewind(core: Core, peer: Peer | None, params: SessionRewindParams) -> SessionRestoreResult:
+    return await core.runtime.rewind(params)
 
 
 async def session_import(core: Core, peer: Peer | None, params: SessionImportParams) -> SessionImportResult:

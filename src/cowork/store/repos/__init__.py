@@ -1,6 +1,7 @@
 """Repositories: the only code that writes SQL. Each function takes a connection inside a transaction."""
 
 from . import (
+    checkpoints,
     events,
     human_requests,
     inputs,
@@ -19,6 +20,7 @@ from . import (
 )
 
 __all__ = [
+    "checkpoints",
     "events",
     "human_requests",
     "inputs",

@@ -1,0 +1,278 @@
+"""Checkpoints through real turns: files changed in several steps (edits, writes, shell commands that add, delete,
+rename and make binary files) come back byte for byte with `session/undo` and `session/rewind`, a preview changes
+nothing, files changed outside Cowork refuse a restore until forced, and the model is told what was taken back."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from cowork.core import Core
+from cowork.protocol import (
+    ErrorCode,
+    LogLine,
+    OperationStatus,
+    ProtocolError,
+    SessionRewindParams,
+    SessionUndoParams,
+    SessionUpdateParams,
+    UserMessage,
+)
+from cowork.sessions._shadow import ShadowRepo
+from cowork.store import repos
+from cowork.testing.core import CoreHarness
+from cowork.testing.mockllm import MockLLMServer, MockRequest, MockResponse, MockToolCall
+
+pytestmark = pytest.mark.anyio
+S = OperationStatus
+
+
+def call(name: str, **arguments: object) -> MockResponse:
+    return MockResponse(tool_calls=[MockToolCall(name=name, arguments=arguments)])
+
+
+def bash(command: str) -> MockResponse:
+    return call("bash", command=command, description="test")
+
+
+def tree(root: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file under `root` (not Cowork's own folders) with its bytes and whether it is executable."""
+    out = {}
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in (".git", ".cowork")]
+        for name in files:
+            path = Path(folder, name)
+            out[path.relative_to(root).as_posix()] = (path.read_bytes(), os.stat(path).st_mode & stat.S_IXUSR)
+    return out
+
+
+async def yolo_session(harness: CoreHarness, core: Core) -> str:
+    sid = await harness.session(core)
+    await core.settings.update(SessionUpdateParams(session_id=sid, yolo=True))
+    return sid
+
+
+async def turn(harness: CoreHarness, core: Core, sid: str, text: str) -> None:
+    op = await harness.start(core, sid, text)
+    await harness.status(sid, op, S.DONE)
+
+
+def seed(workspace: Path) -> dict[str, tuple[bytes, int]]:
+    (workspace / "notes.txt").write_bytes(b"alpha\r\nbeta\r\ngamma\r\n")  # CRLF kept as it is
+    (workspace / "old.txt").write_text("to be renamed\n")
+    (workspace / "gone.txt").write_text("to be deleted\n")
+    (workspace / "tool.sh").write_text("echo hi\n")
+    (workspace / "image.bin").write_bytes(bytes(range(256)) * 4)
+    (workspace / ".gitattributes").write_text("* text eol=lf\n*.bin filter=evil\n")  # must not change any byte
+    return tree(workspace)
+
+
+CHANGES = [
+    call("write", filePath="new/a.txt", content="a new file\n"),
+    call("edit", filePath="notes.txt", oldString="beta", newString="BETA"),
+    bash("mv old.txt renamed.txt && rm gone.txt && chmod +x tool.sh && printf '\\000\\001\\002' > image.bin"),
+    bash("ls"),  # changes nothing: no checkpoint
+    MockResponse(text="changed"),
+]
+
+
+async def changed_in_two_turns(harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path) -> tuple[Core, str]:
+    mock_llm.set_script(
+        [*CHANGES, call("write", filePath="second.txt", content="second turn\n"), MockResponse(text="ok")]
+    )
+    core = await harness.core()
+    sid = await yolo_session(harness, core)
+    await turn(harness, core, sid, "change things")
+    await turn(harness, core, sid, "one more")
+    return core, sid
+
+
+async def test_undo_then_rewind_restore_the_exact_bytes(
+    harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path
+) -> None:
+    before = seed(workspace)
+    core, sid = await changed_in_two_turns(harness, mock_llm, workspace)
+    assert (workspace / "renamed.txt").exists() and not (workspace / "gone.txt").exists()
+    after_first = {k: v for k, v in tree(workspace).items() if k != "second.txt"}
+
+    listed = (await core.runtime.list_checkpoints(sid)).checkpoints
+    assert [(c.tool, c.message, c.undone) for c in listed] == [
+        ("write", 2, False),
+        ("bash", 1, False),
+        ("edit", 1, False),
+        ("write", 1, False),
+    ]
+    assert sorted(listed[1].files) == ["gone.txt", "image.bin", "old.txt", "renamed.txt", "tool.sh"]
+    assert listed[0].files == ["second.txt"] and listed[3].files == ["new/a.txt"]
+
+    # The preview touches nothing.
+    preview = await core.runtime.undo(SessionUndoParams(session_id=sid))
+    assert not preview.applied and [(f.path, f.status) for f in preview.files] == [("second.txt", "deleted")]
+    assert "-second turn" in preview.files[0].diff and (workspace / "second.txt").exists()
+
+    done = await core.runtime.undo(SessionUndoParams(session_id=sid, apply=True))
+    assert done.applied and done.checkpoints[0].undone and done.conflicts == []
+    assert tree(workspace) == after_first
+
+    preview = await core.runtime.rewind(SessionRewindParams(session_id=sid, before_message=1, restore="files"))
+    statuses = {f.path: f.status for f in preview.files}
+    assert statuses == {
+        "new/a.txt": "deleted",
+        "notes.txt": "modified",
+        "gone.txt": "added",
+        "old.txt": "added",
+        "renamed.txt": "deleted",
+        "tool.sh": "modified",
+        "image.bin": "modified",
+    }
+    assert "binary file" in next(f.diff for f in preview.files if f.path == "image.bin")
+    rewound = await core.runtime.rewind(
+        SessionRewindParams(session_id=sid, before_message=1, restore="files", apply=True)
+    )
+    assert rewound.applied and rewound.fork is None and len(rewound.checkpoints) == 3
+    assert tree(workspace) == before  # bytes, deletions, renames, new files, the executable bit
+    assert not (workspace / "new").exists()  # the folder the write made is gone with its file
+
+    with pytest.raises(ProtocolError) as error:
+        await core.runtime.undo(SessionUndoParams(session_id=sid))
+    assert error.value.code == ErrorCode.NOTHING_TO_UNDO
+    assert all(c.undone for c in (await core.runtime.list_checkpoints(sid)).checkpoints)
+    logs = [p.text for p in harness.payloads(sid, LogLine) if p.operation_id is None]
+    assert logs[0].startswith("Took back the last change (write): restored second.txt")
+    assert logs[1].startswith("Took back 3 change(s)")
+
+
+async def test_files_changed_outside_cowork_refuse_the_restore_until_forced(
+    harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path
+) -> None:
+    mock_llm.set_script([call("write", filePath="a.txt", content="by the agent\n"), MockResponse(text="done")])
+    (workspace / "a.txt").write_text("mine\n")
+    core = await harness.core()
+    sid = await yolo_session(harness, core)
+    await turn(harness, core, sid, "write a")
+    (workspace / "a.txt").write_text("edited by me afterwards\n")
+
+    preview = await core.runtime.rewind(SessionRewindParams(session_id=sid, before_message=1, restore="files"))
+    assert preview.conflicts == ["a.txt"]
+    assert "-edited by me afterwards" in preview.files[0].diff and "+mine" in preview.files[0].diff
+    with pytest.raises(ProtocolError) as error:
+        await core.runtime.rewind(SessionRewindParams(session_id=sid, before_message=1, restore="files", apply=True))
+    assert error.value.code == ErrorCode.FILES_CHANGED and "a.txt" in error.value.message
+    assert (workspace / "a.txt").read_text() == "edited by me afterwards\n"  # nothing changed
+    assert not (await core.runtime.list_checkpoints(sid)).checkpoints[0].undone
+
+    forced = await core.runtime.rewind(
+        SessionRewindParams(session_id=sid, before_message=1, restore="files", apply=True, force=True)
+    )
+    assert forced.applied and (workspace / "a.txt").read_text() == "mine\n"
+
+
+async def test_rewinding_the_conversation_forks_and_keeps_the_branch(
+    harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path
+) -> None:
+    seed(workspace)
+    core, sid = await changed_in_two_turns(harness, mock_llm, workspace)
+    events_before = len((await core.sessions.replay(sid, 0, 1000)).events)
+
+    preview = await core.runtime.rewind(SessionRewindParams(session_id=sid, before_message=2, restore="conversation"))
+    assert preview.files == [] and preview.fork is None  # nothing happens in a preview
+
+    done = await core.runtime.rewind(SessionRewindParams(session_id=sid, before_message=2, restore="both", apply=True))
+    assert done.fork is not None and done.fork.message == "one more" and done.fork.messages == 1
+    assert not (workspace / "second.txt").exists() and (workspace / "new/a.txt").exists()
+    replayed = (await core.sessions.replay(done.fork.session.id, 0, 1000)).events
+    assert [e.payload.text for e in replayed if isinstance(e.payload, UserMessage)] == ["change things"]
+    # The branch left behind is all there (with one more log line saying what was taken back).
+    assert len((await core.sessions.replay(sid, 0, 1000)).events) == events_before + 1
+
+
+async def test_the_model_is_told_what_was_taken_back(
+    harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path
+) -> None:
+    seen: list[list[str]] = []
+
+    def script(request: MockRequest) -> MockResponse:
+        said = [str(m["content"]) for m in request.messages if m["role"] == "user"]
+        seen.append(said)
+        if said[-1] == "write it" and not any(m["role"] == "tool" for m in request.messages):
+            return call("write", filePath="x.txt", content="x\n")
+        return MockResponse(text="ok")
+
+    mock_llm.set_script(script)
+    core = await harness.core()
+    sid = await yolo_session(harness, core)
+    await turn(harness, core, sid, "write it")
+    await core.runtime.undo(SessionUndoParams(session_id=sid, apply=True))
+    await turn(harness, core, sid, "and now?")
+    last = seen[-1]
+    assert last[-1] == "and now?"
+    assert any("took back the last change (write)" in s and "x.txt" in s for s in last[:-1])
+    shown = await core.sessions.messages(sid)
+    assert shown and not any("took back" in m.text for m in shown)  # not shown as something the user said
+
+
+async def test_bad_requests_change_nothing(harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path) -> None:
+    mock_llm.set_script([call("write", filePath="a.txt", content="a\n"), MockResponse(text="done")])
+    core = await harness.core()
+    sid = await yolo_session(harness, core)
+    with pytest.raises(ProtocolError) as error:
+        await core.runtime.undo(SessionUndoParams(session_id=sid))
+    assert error.value.code == ErrorCode.NOTHING_TO_UNDO
+    await turn(harness, core, sid, "write")
+    with pytest.raises(ProtocolError) as error:
+        await core.runtime.rewind(SessionRewindParams(session_id=sid, before_message=2, apply=True))
+    assert error.value.code == ErrorCode.INVALID_PARAMS and "1 message(s)" in error.value.message
+    with pytest.raises(ProtocolError) as error:
+        await core.runtime.undo(SessionUndoParams(session_id="ses_nope", apply=True))
+    assert error.value.code == ErrorCode.SESSION_NOT_FOUND
+    assert (workspace / "a.txt").read_text() == "a\n"
+    assert not (await core.runtime.list_checkpoints(sid)).checkpoints[0].undone
+
+
+async def test_a_restore_never_writes_through_a_link_made_since(
+    harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "f.txt").write_text("original\n")
+    mock_llm.set_script(
+        [
+            call("edit", filePath="sub/f.txt", oldString="original", newString="changed"),
+            bash(f"mv sub sub.real && ln -s {outside} sub"),
+            MockResponse(text="done"),
+        ]
+    )
+    core = await harness.core()
+    sid = await yolo_session(harness, core)
+    await turn(harness, core, sid, "go")
+    undo = await core.runtime.undo(SessionUndoParams(session_id=sid, apply=True, force=True))  # the command
+    assert (workspace / "sub").is_dir() and not (workspace / "sub").is_symlink()
+    # Make the link again by hand, then take back the edit: it must not write into the linked folder.
+    os.rename(workspace / "sub", workspace / "sub.mine")
+    os.symlink(outside, workspace / "sub")
+    undo = await core.runtime.undo(SessionUndoParams(session_id=sid, apply=True, force=True))
+    assert undo.skipped == ["sub/f.txt: sub is a link now"]
+    assert list(outside.iterdir()) == []
+
+
+async def test_checkpoints_are_pruned_with_their_content(
+    harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path, home: Path
+) -> None:
+    mock_llm.set_script([call("write", filePath="a.txt", content="new content\n"), MockResponse(text="done")])
+    (workspace / "a.txt").write_text("old content, kept for undo\n")
+    core = await harness.core()
+    sid = await yolo_session(harness, core)
+    await turn(harness, core, sid, "write")
+    (row,) = await core.db.read(lambda conn: repos.checkpoints.for_session(conn, sid))
+    repo = ShadowRepo(ShadowRepo.location(home, workspace), workspace, [])
+    assert repo.read(row.files[0].before_blob or "") == b"old content, kept for undo\n"
+
+    core.checkpoints.config = core.checkpoints.config.model_copy(update={"keep_days": 1e-9})
+    assert await core.checkpoints.prune() == 1
+    assert (await core.runtime.list_checkpoints(sid)).checkpoints == []
+    with pytest.raises(OSError):
+        repo.read(row.files[0].before_blob or "")
