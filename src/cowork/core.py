@@ -130,6 +130,8 @@ class Core:
         """The user's per-tool overrides (`tool/list`, `tool/setPolicy`)."""
         self.checkpoints = Checkpoints(self.db, self.paths.home, self.config.checkpoints)
         """What each tool call that changed a folder changed (`session/undo`, `session/rewind`)."""
+        self._pruning: asyncio.Task[None] | None = None
+        """Pruning old checkpoints, started at start-up off the way of requests."""
         self.runtime = Runtime(
             RunnerDeps(
                 db=self.db,
@@ -208,6 +210,9 @@ class Core:
         log.info("provider stack warmed in %.2f s (%s)", time.perf_counter() - started, what)
 
     async def stop(self) -> None:
+        if self._pruning is not None:
+            self._pruning.cancel()
+            await asyncio.gather(self._pruning, return_exceptions=True)
         await self.runtime.shutdown()
         await self.mcp_installs.aclose()
         await self.mcp_oauth.aclose()

@@ -12,6 +12,7 @@ import pytest
 
 from cowork.core import Core
 from cowork.protocol import (
+    ApprovalRespondParams,
     ErrorCode,
     LogLine,
     OperationStatus,
@@ -274,5 +275,79 @@ async def test_checkpoints_are_pruned_with_their_content(
     core.checkpoints.config = core.checkpoints.config.model_copy(update={"keep_days": 1e-9})
     assert await core.checkpoints.prune() == 1
     assert (await core.runtime.list_checkpoints(sid)).checkpoints == []
+    with pytest.raises(OSError):
+        repo.read(row.files[0].before_blob or "")
+
+
+async def test_a_turn_under_way_refuses_a_restore(
+    harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path
+) -> None:
+    mock_llm.set_script(
+        [
+            call("write", filePath="a.txt", content="a\n"),
+            MockResponse(text="one"),
+            bash("rm a.txt"),
+            MockResponse(text="two"),
+        ]
+    )
+    core = await harness.core()
+    sid = await harness.session(core)  # approvals on: the second turn waits for one
+    op = await harness.start(core, sid, "write")
+    await harness.status(sid, op, S.WAITING_FOR_HUMAN)
+    (pending,) = (await core.runtime.pending(sid)).approvals
+    await core.runtime.respond_approval(ApprovalRespondParams(request_id=pending.request_id, approved=True))
+    await harness.status(sid, op, S.DONE)
+    second = await harness.start(core, sid, "remove it")
+    await harness.status(sid, second, S.WAITING_FOR_HUMAN)
+    with pytest.raises(ProtocolError) as error:
+        await core.runtime.undo(SessionUndoParams(session_id=sid, apply=True))
+    assert error.value.code == ErrorCode.BUSY
+    assert (workspace / "a.txt").exists()
+    preview = await core.runtime.undo(SessionUndoParams(session_id=sid))  # a preview is fine meanwhile
+    assert [f.path for f in preview.files] == ["a.txt"]
+
+
+async def test_limits_large_files_and_large_folders(
+    harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path
+) -> None:
+    (workspace / "big.txt").write_text("x" * 3000 + "\nend\n")
+    for index in range(30):
+        (workspace / f"f{index}.txt").write_text(f"{index}\n")
+    mock_llm.set_script(
+        [
+            call("edit", filePath="big.txt", oldString="end", newString="END"),
+            bash("rm f1.txt"),
+            call("write", filePath="f2.txt", content="two\n"),
+            MockResponse(text="done"),
+        ]
+    )
+    env = {"COWORK_CHECKPOINTS__MAX_FILE_MB": str(2000 / 1024 / 1024), "COWORK_CHECKPOINTS__MAX_FOLDER_FILES": "20"}
+    core = await harness.core(env=env)
+    sid = await yolo_session(harness, core)
+    await turn(harness, core, sid, "go")
+    listed = (await core.runtime.list_checkpoints(sid)).checkpoints
+    # The command in a folder of more than 20 files was not checkpointed; the edit and the write were.
+    assert [(c.tool, c.files) for c in listed] == [("write", ["f2.txt"]), ("edit", ["big.txt"])]
+    await core.runtime.undo(SessionUndoParams(session_id=sid, apply=True))
+    assert (workspace / "f2.txt").read_text() == "2\n"
+    undo = await core.runtime.undo(SessionUndoParams(session_id=sid, apply=True))
+    assert undo.skipped == ["big.txt: it was too large to keep, or not a file"] and undo.files == []
+    assert (workspace / "big.txt").read_text().endswith("END\n")
+
+
+async def test_deleting_a_session_deletes_its_checkpoints_and_then_their_content(
+    harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path, home: Path
+) -> None:
+    mock_llm.set_script([call("write", filePath="a.txt", content="new\n"), MockResponse(text="done")])
+    (workspace / "a.txt").write_text("old, kept for undo\n")
+    core = await harness.core()
+    sid = await yolo_session(harness, core)
+    await turn(harness, core, sid, "write")
+    (row,) = await core.db.read(lambda conn: repos.checkpoints.for_session(conn, sid))
+    repo = ShadowRepo(ShadowRepo.location(home, workspace), workspace, [])
+    assert repo.read(row.files[0].before_blob or "") == b"old, kept for undo\n"
+    await core.runtime.delete_session(sid)
+    assert await core.db.read(lambda conn: repos.checkpoints.for_session(conn, sid)) == []
+    assert await core.checkpoints.prune() == 0
     with pytest.raises(OSError):
         repo.read(row.files[0].before_blob or "")

@@ -82,6 +82,8 @@ async def test_real_server_under_umask_022_keeps_home_private(
     tmp_path: Path, workspace: Path, mock_llm: MockLLMServer
 ) -> None:
     write_big_file(workspace)
+    (workspace / "answer.txt").write_text("41\n", encoding="utf-8")  # what the write replaces is kept for /undo
+    (workspace / "answer.txt").chmod(0o644)
     server = server_for(tmp_path, workspace, mock_llm)
     home = server.home
     with server:
@@ -96,6 +98,11 @@ async def test_real_server_under_umask_022_keeps_home_private(
         assert len(saved) == 1 and "line 199 of" in saved[0].read_text(encoding="utf-8")
         assert mode(home / "tool-output" / sid) == 0o700
         assert mode(saved[0]) == 0o600
+        # The checkpoint of the write keeps a copy of what the folder held: private too.
+        kept = [p for p in (home / "checkpoints").rglob("*") if p.is_file()]
+        assert any("objects" in p.parts for p in kept)
+        assert {p: mode(p) & 0o077 for p in kept} == dict.fromkeys(kept, 0)
+        assert {mode(p) for p in [home / "checkpoints", *(home / "checkpoints").rglob("*")] if p.is_dir()} == {0o700}
     # The agent's own files are the user's: the server did not change its umask to make the home private.
     assert (workspace / "answer.txt").read_text(encoding="utf-8") == "42\n"
     assert mode(workspace / "answer.txt") == 0o644

@@ -31,7 +31,7 @@ from cowork.config import CheckpointsConfig
 from cowork.protocol import FileChange
 from cowork.store import CheckpointFileRow, CheckpointRow, Connection, Database, repos
 
-from ._shadow import ABSENT, MODE_EXEC, MODE_LINK, GitMissing, ShadowRepo, State, read_state
+from ._shadow import ABSENT, MODE_EXEC, MODE_LINK, GitMissing, ShadowRepo, State, read_state, write_private
 
 __all__ = ["Checkpoints", "Pending", "RestorePlan"]
 
@@ -49,6 +49,8 @@ class Pending:
     repo: ShadowRepo
     files: dict[str, State] | None = None
     sizes: dict[str, int] = field(default_factory=dict)
+    stamps: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Size and modification time of files too large to keep: whether the call changed one is told by these."""
     tree: str | None = None
 
 
@@ -188,7 +190,7 @@ class Checkpoints:
             if first:
                 reason = _survey(repo, self._max_bytes, self.config.max_folder_files)
                 if reason is not None:
-                    too_large.write_text(reason + "\n")
+                    write_private(too_large, reason + "\n")
             if too_large.exists():
                 return None  # (said in the log the first time)
             return Pending(repo, tree=repo.snapshot())
@@ -206,6 +208,8 @@ class Checkpoints:
                 if data is not None:
                     repo.store(data)
                     pending.sizes[rel] = len(data)
+                elif state.exists:
+                    pending.stamps[rel] = _stamp(path)
                 pending.files[rel] = state
             return pending
 
@@ -249,8 +253,9 @@ class Checkpoints:
             ]
         out = []
         for rel, before in (pending.files or {}).items():
-            after, _data = read_state(repo.workspace / rel, self._max_bytes)
-            if after != before:
+            path = repo.workspace / rel
+            after, _data = read_state(path, self._max_bytes)
+            if after != before or (rel in pending.stamps and _stamp(path) != pending.stamps[rel]):
                 out.append(
                     CheckpointFileRow(rel, before.blob, before.mode, after.blob, after.mode, pending.sizes.get(rel, 0))
                 )
@@ -263,8 +268,8 @@ class Checkpoints:
         `max_total_mb`, each time with the content nothing refers to any more. Returns how many were deleted."""
         config = self.config
         cutoff = datetime.now(UTC) - timedelta(days=config.keep_days)
-        deleted, workspaces = await self._db.write(lambda conn: repos.checkpoints.prune(conn, older_than=cutoff))
-        await self._collect(workspaces)
+        deleted, _workspaces = await self._db.write(lambda conn: repos.checkpoints.prune(conn, older_than=cutoff))
+        await self._collect(await anyio.to_thread.run_sync(self._folders))  # also what deleted sessions left
         limit = int(config.max_total_mb * 1024 * 1024)
         while True:
             rows = await self._db.read(repos.checkpoints.sizes)  # oldest first
@@ -287,6 +292,16 @@ class Checkpoints:
             repo = self.repo(Path(workspace))
             if repo.git_dir.exists():
                 await anyio.to_thread.run_sync(_prune_repo, repo, keep)
+
+    def _folders(self) -> list[str]:
+        """The folders that have a shadow repository."""
+        out = []
+        for marker in sorted((self._home / "checkpoints").glob("*/cowork-folder")):
+            try:
+                out.append(marker.read_text())
+            except OSError:
+                continue
+        return out
 
     def _disk_size(self, workspaces: list[str]) -> int:
         return sum(self.repo(Path(ws)).size() for ws in workspaces)
@@ -312,7 +327,7 @@ class Checkpoints:
             path = repo.workspace / rel
             skip = _unsafe(path, repo.workspace, removed)
             current, data = (ABSENT, None) if skip else _current(path, self._max_bytes)
-            if skip is None and current == want:
+            if skip is None and current == want and want.kept:
                 continue  # already as it was
             if skip is None:
                 if want.exists and not want.kept:
@@ -350,6 +365,14 @@ def _relative(path: Path, workspace: Path) -> str | None:
 def _current(path: Path, max_bytes: int) -> tuple[State, bytes | None]:
     state, data = read_state(path, max_bytes)
     return state, data
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return (-1, -1)
+    return (info.st_size, info.st_mtime_ns)
 
 
 def _has(repo: ShadowRepo, oid: str) -> bool:
@@ -434,7 +457,7 @@ def _survey(repo: ShadowRepo, max_bytes: int, max_files: int) -> str | None:
             except OSError:
                 continue
     if large:
-        (repo.git_dir / "info" / "large-files").write_text("".join(_escape(rel) + "\n" for rel in large))
+        write_private(repo.git_dir / "info" / "large-files", "".join(_escape(rel) + "\n" for rel in large))
         repo.ensure()
     return None
 

@@ -35,6 +35,7 @@ __all__ = [
     "State",
     "blob_id",
     "read_state",
+    "write_private",
 ]
 
 MODE_FILE = 0o100644
@@ -157,8 +158,11 @@ class ShadowRepo:
     def ensure(self) -> None:
         """Create the repository on first use, and (each time) its exclusions and attributes."""
         if not (self.git_dir / "HEAD").exists():
-            self.git_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-            self._git("init", "--quiet", "--bare", str(self.git_dir), work_tree=False)
+            # Private like the rest of Cowork's home: it holds copies of the folder's files.
+            for folder in (self.git_dir.parent, self.git_dir):
+                folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+                folder.chmod(0o700)
+            self._git("init", "--quiet", "--bare", "--shared=0600", str(self.git_dir), work_tree=False)
             for key, value in (
                 ("core.bare", "false"),
                 ("core.autocrlf", "false"),
@@ -170,8 +174,9 @@ class ShadowRepo:
                 ("index.version", "4"),
             ):
                 self._git("config", key, value)
+        _write_if_changed(self.git_dir / "cowork-folder", str(self.workspace))  # whose repository this is (pruning)
         info = self.git_dir / "info"
-        info.mkdir(exist_ok=True)
+        info.mkdir(exist_ok=True, mode=0o700)
         _write_if_changed(info / "attributes", _ATTRIBUTES)
         try:
             large = (info / "large-files").read_text()  # written before the first snapshot (see `Checkpoints`)
@@ -215,9 +220,11 @@ class ShadowRepo:
         oid = blob_id(data)
         target = self._object_path(oid)
         if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
+            target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             temporary = target.parent / f"tmp-{os.getpid()}-{threading.get_ident()}"
-            temporary.write_bytes(zlib.compress(b"blob %d\0" % len(data) + data, 1))
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(zlib.compress(b"blob %d\0" % len(data) + data, 1))
             os.replace(temporary, target)
         return oid
 
@@ -290,4 +297,12 @@ def _write_if_changed(path: Path, text: str) -> None:
             return
     except OSError:
         pass
-    path.write_text(text)
+    write_private(path, text)
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write a file only this user can read, whatever the umask."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
