@@ -82,7 +82,7 @@ async def main(files: int, runs: int) -> None:
                 text = target.read_text()
                 old = text.splitlines()[0]
                 return {"filePath": str(target), "oldString": old, "newString": f"x = {counter}"}
-            return {"command": f"echo 'y = {counter}' >> pkg001/module001.py", "description": "append"}
+            return {"command": f"echo 'y = {counter}' >> pkg000/module001.py", "description": "append"}
 
         async def call(kind: str, *, checkpointed: bool) -> None:
             tool = registry.get("bash" if kind == "bash" else kind)

@@ -86,3 +86,11 @@ def test_startup_bench_runs_and_reports_ratios() -> None:
     assert "spawn to initialize:" in result.stdout and "(floor python start" in result.stdout
     assert "first turn / warm turn:" in result.stdout
     assert "warning" not in result.stderr  # every server logged its warm-up done
+
+
+def test_checkpoints_bench_runs_and_reports_ratios() -> None:
+    result = run_bench("checkpoints.py", "--files", "50", "--runs", "2")
+    assert "first snapshot" in result.stdout
+    for kind in ("write", "edit ", "bash "):
+        assert f"{kind}: tool alone" in result.stdout
+    assert result.stdout.count("ratio ") == 3

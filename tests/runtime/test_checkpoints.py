@@ -4,6 +4,7 @@ nothing, files changed outside Cowork refuse a restore until forced, and the mod
 
 from __future__ import annotations
 
+import asyncio
 import os
 import stat
 from pathlib import Path
@@ -351,3 +352,24 @@ async def test_deleting_a_session_deletes_its_checkpoints_and_then_their_content
     assert await core.checkpoints.prune() == 0
     with pytest.raises(OSError):
         repo.read(row.files[0].before_blob or "")
+
+
+async def test_what_a_cancelled_command_changed_can_be_taken_back(
+    harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path
+) -> None:
+    mock_llm.set_script([bash("echo changed > a.txt && rm b.txt && sleep 60"), MockResponse(text="never")])
+    (workspace / "a.txt").write_text("original\n")
+    (workspace / "b.txt").write_text("kept\n")
+    core = await harness.core()
+    sid = await yolo_session(harness, core)
+    op = await harness.start(core, sid, "go")
+    for _ in range(200):
+        if not (workspace / "b.txt").exists():
+            break
+        await asyncio.sleep(0.05)
+    await core.runtime.cancel(sid, op)
+    await harness.status(sid, op, S.CANCELLED)
+    (listed,) = (await core.runtime.list_checkpoints(sid)).checkpoints
+    assert listed.tool == "bash" and listed.files == ["a.txt", "b.txt"]
+    await core.runtime.undo(SessionUndoParams(session_id=sid, apply=True))
+    assert (workspace / "a.txt").read_text() == "original\n" and (workspace / "b.txt").read_text() == "kept\n"

@@ -274,15 +274,20 @@ class OperationRunner(ModelSteps, HumanSteps):
                     None, lambda conn: repos.session_files.remember(conn, sid, path, text, now=now), urgent=True
                 )
         checkpoint = await self._checkpoint_before(entry)
-        content, is_error = await self._invoke(entry)
-        if checkpoint is not None:
-            await self.deps.checkpoints.after(  # type: ignore[union-attr]
-                checkpoint,
-                session_id=self.state.session_id,
-                operation_id=self.state.id,
-                tool_call_id=entry.tool_call_id,
-                tool=entry.name,
-            )
+        try:
+            content, is_error = await self._invoke(entry)
+        finally:
+            if checkpoint is not None:
+                # Also when the call is cancelled: what a command changed before it was stopped can be taken back.
+                await asyncio.shield(
+                    self.deps.checkpoints.after(  # type: ignore[union-attr]
+                        checkpoint,
+                        session_id=self.state.session_id,
+                        operation_id=self.state.id,
+                        tool_call_id=entry.tool_call_id,
+                        tool=entry.name,
+                    )
+                )
         diff = None
         if before is not None and not is_error:
             diff = await run_blocking(lambda: change_diff(before, ctx))

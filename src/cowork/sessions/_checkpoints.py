@@ -153,13 +153,19 @@ class Checkpoints:
         self._home = home
         self.config = config
         self._recorded = 0
+        self._repos: dict[Path, ShadowRepo] = {}
 
     @property
     def enabled(self) -> bool:
         return self.config.enabled
 
     def repo(self, workspace: Path) -> ShadowRepo:
-        return ShadowRepo(ShadowRepo.location(self._home, workspace), workspace, list(self.config.exclude))
+        """The folder's shadow repository (one object per folder, so it is set up once per process)."""
+        repo = self._repos.get(workspace)
+        if repo is None or repo.exclude != self.config.exclude:
+            repo = ShadowRepo(ShadowRepo.location(self._home, workspace), workspace, list(self.config.exclude))
+            self._repos[workspace] = repo
+        return repo
 
     @property
     def _max_bytes(self) -> int:
@@ -247,7 +253,7 @@ class Checkpoints:
         repo = pending.repo
         if pending.tree is not None:
             with repo.lock:
-                changes = repo.changes(pending.tree, repo.snapshot())
+                changes = repo.changes_since(pending.tree)
             return [
                 CheckpointFileRow(c.path, c.before.blob, c.before.mode, c.after.blob, c.after.mode) for c in changes
             ]
@@ -458,7 +464,7 @@ def _survey(repo: ShadowRepo, max_bytes: int, max_files: int) -> str | None:
                 continue
     if large:
         write_private(repo.git_dir / "info" / "large-files", "".join(_escape(rel) + "\n" for rel in large))
-        repo.ensure()
+        repo.ensure(again=True)
     return None
 
 

@@ -113,7 +113,8 @@ class ShadowRepo:
     def __init__(self, git_dir: Path, workspace: Path, exclude: list[str]) -> None:
         self.git_dir = git_dir
         self.workspace = workspace
-        self._exclude = exclude
+        self.exclude = exclude
+        self._ready = False
         with _LOCKS_GUARD:
             self.lock = _LOCKS.setdefault(git_dir, threading.Lock())
 
@@ -155,8 +156,10 @@ class ShadowRepo:
             raise OSError(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()[:500]}")
         return done.stdout
 
-    def ensure(self) -> None:
-        """Create the repository on first use, and (each time) its exclusions and attributes."""
+    def ensure(self, *, again: bool = False) -> None:
+        """Create the repository on first use, and its exclusions and attributes (once per object, or `again`)."""
+        if self._ready and not again and (self.git_dir / "HEAD").exists():
+            return
         if not (self.git_dir / "HEAD").exists():
             # Private like the rest of Cowork's home: it holds copies of the folder's files.
             for folder in (self.git_dir.parent, self.git_dir):
@@ -182,33 +185,19 @@ class ShadowRepo:
             large = (info / "large-files").read_text()  # written before the first snapshot (see `Checkpoints`)
         except FileNotFoundError:
             large = ""
-        _write_if_changed(info / "exclude", "".join(f"{p}\n" for p in ["/.git/", *self._exclude]) + large)
+        _write_if_changed(info / "exclude", "".join(f"{p}\n" for p in ["/.git/", *self.exclude]) + large)
+        self._ready = True
 
     def snapshot(self) -> str:
         """The folder as it is now, as a tree id (its new content kept)."""
         self._git("add", "--all", "--ignore-errors", "--", ".")
         return self._git("write-tree").decode().strip()
 
-    def changes(self, before: str, after: str) -> list[Change]:
-        """What differs between two trees, path by path (a rename is a deletion and an addition)."""
-        if before == after:
-            return []
-        out = self._git("diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", before, after)
-        fields = out.split(b"\0")
-        changes = []
-        for i in range(0, len(fields) - 1, 2):
-            meta, path = fields[i], fields[i + 1]
-            if not meta.startswith(b":"):
-                continue
-            old_mode, new_mode, old_id, new_id, _status = meta[1:].decode().split(" ")
-            changes.append(
-                Change(
-                    os.fsdecode(path),
-                    _state(old_id, int(old_mode, 8)),
-                    _state(new_id, int(new_mode, 8)),
-                )
-            )
-        return changes
+    def changes_since(self, before: str) -> list[Change]:
+        """What differs between a tree and the folder as it is now, path by path (its new content kept; a rename
+        is a deletion and an addition)."""
+        self._git("add", "--all", "--ignore-errors", "--", ".")
+        return _parse_raw(self._git("diff-index", "--cached", "-z", "--no-renames", before))
 
     # -- objects --------------------------------------------------------------------------------------------------
 
@@ -281,6 +270,19 @@ class ShadowRepo:
                 except OSError:
                     pass
         return total
+
+
+def _parse_raw(out: bytes) -> list[Change]:
+    """git's `--raw -z` output: `:old-mode new-mode old-id new-id status NUL path NUL`…"""
+    fields = out.split(b"\0")
+    changes = []
+    for i in range(0, len(fields) - 1, 2):
+        meta, path = fields[i], fields[i + 1]
+        if not meta.startswith(b":"):
+            continue
+        old_mode, new_mode, old_id, new_id, _status = meta[1:].decode().split(" ")
+        changes.append(Change(os.fsdecode(path), _state(old_id, int(old_mode, 8)), _state(new_id, int(new_mode, 8))))
+    return changes
 
 
 def _state(oid: str, mode: int) -> State:
