@@ -175,7 +175,7 @@ async def test_files_changed_outside_cowork_refuse_the_restore_until_forced(
 async def test_rewinding_the_conversation_forks_and_keeps_the_branch(
     harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path
 ) -> None:
-    seed(workspace)
+    before = seed(workspace)
     core, sid = await changed_in_two_turns(harness, mock_llm, workspace)
     events_before = len((await core.sessions.replay(sid, 0, 1000)).events)
 
@@ -189,6 +189,14 @@ async def test_rewinding_the_conversation_forks_and_keeps_the_branch(
     assert [e.payload.text for e in replayed if isinstance(e.payload, UserMessage)] == ["change things"]
     # The branch left behind is all there (with one more log line saying what was taken back).
     assert len((await core.sessions.replay(sid, 0, 1000)).events) == events_before + 1
+
+    # The fork holds the checkpoints of the turn it holds: rewinding in it takes back the first turn's changes.
+    fork_id = done.fork.session.id
+    listed = (await core.runtime.list_checkpoints(fork_id)).checkpoints
+    assert [(c.tool, c.message) for c in listed] == [("bash", 1), ("edit", 1), ("write", 1)]
+    await core.runtime.rewind(SessionRewindParams(session_id=fork_id, before_message=1, restore="files", apply=True))
+    assert tree(workspace) == before
+    assert not any(c.undone for c in (await core.runtime.list_checkpoints(sid)).checkpoints[1:])  # the source's own
 
 
 async def test_the_model_is_told_what_was_taken_back(

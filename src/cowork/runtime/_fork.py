@@ -3,8 +3,9 @@
 What is copied: the event log before that message (so every client shows the same conversation; without the
 spend events, which stay the source's like its usage records), the main
 thread's model-facing messages before it (so the model remembers it) with the context summaries made of them,
-the session's settings, and its todo list as the last copied `todos` event left it. What is not: tool-call records,
-the files a session changed (`session/diff` starts afresh) and the outputs kept for it; sub-agents' own threads.
+the session's settings, its todo list as the last copied `todos` event left it, and the checkpoints of the turns it
+holds (so `/undo` and `/rewind` reach their changes). What is not: tool-call records, the files a session changed
+(`session/diff` starts afresh) and the outputs kept for it; sub-agents' own threads.
 The copy refers to the same operation ids in its events (they are the source's history); the new session's own
 turns get new ones.
 """
@@ -106,6 +107,22 @@ def _cut(source: _Source, before_message: int | None) -> tuple[_Turn | None, int
     return None, len(turns)
 
 
+def turn_numbers(turns: list[str], operations: list[OperationRow]) -> dict[str, int]:
+    """Each operation's turn number (1: the user's first message that started a turn; `turns` are their operation
+    ids in order), sub-agents' by their root operation."""
+    number = {op_id: index for index, op_id in enumerate(turns, start=1)}
+    parent = {op.id: op.parent_operation_id for op in operations}
+    out = dict(number)
+    for op in operations:
+        root, seen = op.id, set()
+        while parent.get(root) and root not in seen:
+            seen.add(root)
+            root = parent[root] or root
+        if root in number:
+            out[op.id] = number[root]
+    return out
+
+
 def _without_titles(events: Iterable[EventRow]) -> list[EventRow]:
     """The events with the source's titles taken out of `session_updated` (the fork has its own; a client replaying
     the log applies each); one left with nothing else is dropped."""
@@ -181,6 +198,11 @@ async def fork_session(ops: Operations, sessions: SessionService, params: Sessio
         for summary in repos.summaries.for_thread(conn, source.session.id):
             if summary.up_to_position <= last_kept:
                 repos.summaries.insert(conn, replace(summary, id=new_id("sum"), thread_id=row.id))
+        # The checkpoints of the turns kept, so /undo and /rewind in the fork reach them too.
+        numbers = turn_numbers([t.operation_id for t in _turns(source.events)], source.operations)
+        for checkpoint in reversed(repos.checkpoints.for_session(conn, source.session.id)):
+            if numbers.get(checkpoint.operation_id, held + 1) <= held:
+                repos.checkpoints.insert(conn, replace(checkpoint, session_id=row.id))
 
     await db.write(write)
     return SessionForkResult(session=sessions.info(row), message=cut.text if cut is not None else None, messages=held)

@@ -32,7 +32,7 @@ from cowork.protocol import (
 from cowork.sessions import Checkpoints, RestorePlan, SessionService, new_id
 from cowork.store import CheckpointRow, Connection, MessageRow, OperationRow, repos
 
-from ._fork import fork_session
+from ._fork import fork_session, turn_numbers
 from ._history import dump_message, user_request
 from ._operations import Operations
 from ._views import busy
@@ -58,22 +58,17 @@ def _read(conn: Connection, session_id: str) -> tuple[list[CheckpointRow], list[
             payload = json.loads(event.payload)
             if not payload.get("steer"):
                 turns.append(payload["operationId"])
-    return rows, turns, repos.operations.for_session(conn, session_id)
-
-
-def _turn_numbers(turns: list[str], operations: list[OperationRow]) -> dict[str, int]:
-    """Each operation's turn number (1: the user's first message), sub-agents' by their root."""
-    number = {op_id: index for index, op_id in enumerate(turns, start=1)}
-    parent = {op.id: op.parent_operation_id for op in operations}
-    out = {}
-    for op in operations:
-        root, seen = op.id, set()
-        while parent.get(root) and root not in seen:
-            seen.add(root)
-            root = parent[root] or root
-        if root in number:
-            out[op.id] = number[root]
-    return out
+    operations = repos.operations.for_session(conn, session_id)
+    known = {op.id for op in operations}
+    for op_id in {row.operation_id for row in rows}:  # a fork's checkpoints name the source's operations
+        while op_id and op_id not in known:
+            found = repos.operations.get(conn, op_id)
+            if found is None:
+                break
+            operations.append(found)
+            known.add(found.id)
+            op_id = found.parent_operation_id or ""
+    return rows, turns, operations
 
 
 def _info(row: CheckpointRow, numbers: dict[str, int]) -> CheckpointInfo:
@@ -93,7 +88,7 @@ async def list_checkpoints(ops: Operations, sessions: SessionService, session_id
     """Raises: ProtocolError `session_not_found`."""
     await sessions.get_row(session_id)
     rows, turns, operations = await ops.deps.db.read(lambda conn: _read(conn, session_id))
-    numbers = _turn_numbers(turns, operations)
+    numbers = turn_numbers(turns, operations)
     return CheckpointListResult(checkpoints=[_info(row, numbers) for row in rows])
 
 
@@ -120,7 +115,7 @@ async def undo(ops: Operations, sessions: SessionService, params: SessionUndoPar
             "Nothing to undo: this session has no change to its folder's files left to take back.",
             source=ErrorSource.SESSION,
         )
-    numbers = _turn_numbers(turns, operations)
+    numbers = turn_numbers(turns, operations)
     return await _restore(ops, params, session.workspace, left[:1], numbers)
 
 
@@ -138,7 +133,7 @@ async def rewind(ops: Operations, sessions: SessionService, params: SessionRewin
             f"This session has {len(turns)} message(s) of yours; rewind to before one of 1 to {len(turns)}.",
             source=ErrorSource.SESSION,
         )
-    numbers = _turn_numbers(turns, operations)
+    numbers = turn_numbers(turns, operations)
     chosen = []
     if params.restore in ("files", "both"):
         chosen = [
