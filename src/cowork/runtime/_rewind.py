@@ -181,16 +181,17 @@ async def _restore(
                 source=ErrorSource.SESSION,
                 details={"conflicts": conflicts},
             )
+        fork = None
+        if isinstance(params, SessionRewindParams) and params.restore in ("conversation", "both"):
+            # First: a fork that fails leaves the files as they are.
+            assert sessions is not None
+            fork = await fork_session(
+                ops, sessions, SessionForkParams(session_id=session_id, before_message=params.before_message)
+            )
         changes = await anyio.to_thread.run_sync(plan.changes)
         restored = await anyio.to_thread.run_sync(plan.apply)
         if rows:
             await _record(ops, session_id, plan, restored)
-    fork = None
-    if isinstance(params, SessionRewindParams) and params.restore in ("conversation", "both"):
-        assert sessions is not None
-        fork = await fork_session(
-            ops, sessions, SessionForkParams(session_id=session_id, before_message=params.before_message)
-        )
     return SessionRestoreResult(
         applied=True,
         files=changes,
