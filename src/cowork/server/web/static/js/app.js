@@ -4,6 +4,7 @@ import { commandMenu, isCommand, runCommand } from "./commands.js";
 import { SessionView } from "./chat.js";
 import { append, clear, h, money, shortTime, toast } from "./dom.js";
 import { McpView, ModelsView, UsageView } from "./panels.js";
+import { undo } from "./restore.js";
 import { Connection } from "./rpc.js";
 
 class App {
@@ -203,17 +204,23 @@ class App {
     const source = this.current.session;
     try {
       const result = await this.rpc.call("session/fork", { sessionId: source.id, ...(beforeMessage ? { beforeMessage } : {}) });
-      await this.select(result.session.id, result.session);
-      await this.refreshSessions();
-      if (result.message != null) {
-        this.input.value = result.message;
-        this.input.dispatchEvent(new Event("input"));
-      }
-      this.input.focus();
+      await this.openFork(result);
       toast(`Forked: ${result.messages} of your messages came along; “${source.title}” stays as it was.`);
     } catch (err) {
       toast(`Could not fork: ${err.message}`, "error");
     }
+  }
+
+  // Go on in a session just forked from the current one (a fork, or a rewind of the conversation): the message it was
+  // cut before, if any, waits in the composer.
+  async openFork(result) {
+    await this.select(result.session.id, result.session);
+    await this.refreshSessions();
+    if (result.message != null) {
+      this.input.value = result.message;
+      this.input.dispatchEvent(new Event("input"));
+    }
+    this.input.focus();
   }
 
   async select(sessionId, known) {
@@ -259,6 +266,8 @@ class App {
       s.yolo ? h("span", { class: "badge danger" }, "YOLO: approvals and sandbox off") : null,
       s.network ? h("span", { class: "badge" }, "network on") : null,
       s.planMode ? h("span", { class: "badge", "data-testid": "plan-badge", title: "Only tools that change nothing run; /plan off approves the plan" }, "plan mode") : null,
+      h("button", { class: "link quiet", "data-testid": "undo", title: "Undo the agent's last change to the files (/undo): shows the diff first",
+        onclick: () => undo(this) }, "Undo"),
       h("span", { class: "session-usage muted", "data-testid": "session-usage" },
         `${view.usage.inputTokens + view.usage.outputTokens} tokens · ${view.usage.costUnknown ? (view.usage.costUsd ? `${money(view.usage.costUsd)} + price unknown` : "price unknown") : money(view.usage.costUsd)}`)]);
   }

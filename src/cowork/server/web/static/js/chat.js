@@ -2,6 +2,7 @@
 
 import { append, clear, diffView, h, json, money, toast } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
+import { rewind } from "./restore.js";
 
 // A button that copies a code block's text (not its language label) to the clipboard.
 function copyButton(pre) {
@@ -26,16 +27,21 @@ const RESUMABLE_GUARDRAILS = new Set(["budget_exceeded", "max_steps", "stuck", "
 // the two tables with cowork.protocol's list. A type newer than this page gets a neutral line (see apply).
 const HANDLERS = {
   user_message(view, p) {
-    let fork = null;
+    let actions = null;
     if (!p.steer) {
-      // The user's messages that started a turn are numbered as session/fork counts them.
+      // The user's messages that started a turn are numbered as session/fork and session/rewind count them.
       const number = (view.userMessages += 1);
-      fork = h("button", { class: "fork", type: "button", "data-testid": "fork-here",
+      view.userTexts.set(number, p.text);
+      const rewindButton = h("button", { class: "rewind", type: "button", "data-testid": "rewind-here",
+        title: "Rewind: back to before this message — the files, the conversation (a new session), or both; shows what changes first" }, "Rewind");
+      rewindButton.addEventListener("click", () => rewind(view.app, number));
+      const fork = h("button", { class: "fork", type: "button", "data-testid": "fork-here",
         title: "Fork: a new session holding the conversation before this message, with the message ready to change" }, "Fork");
       fork.addEventListener("click", () => view.app.fork(number));
+      actions = h("div", { class: "msg-actions" }, rewindButton, fork);
     }
     view.add(h("div", { class: `msg user${p.steer ? " steer" : ""}`, "data-testid": "user-message" },
-      p.steer ? h("span", { class: "tag" }, "steer") : null, h("div", { class: "text", text: p.text }), fork));
+      p.steer ? h("span", { class: "tag" }, "steer") : null, h("div", { class: "text", text: p.text }), actions));
   },
   model_stream_chunk(view, p) {
     view.bubble(p.operationId, p.step).text += p.text;
@@ -65,7 +71,12 @@ const HANDLERS = {
     view.toolResult(p);
   },
   log(view, p) {
-    const t = p.toolCallId && view.tools.get(p.toolCallId);
+    // Without a tool call it is the session's own (an undo or a rewind of the files, from any client).
+    if (!p.toolCallId) {
+      view.note(p.text, "log");
+      return;
+    }
+    const t = view.tools.get(p.toolCallId);
     if (t) {
       t.log.hidden = false;
       t.log.textContent += p.text.endsWith("\n") ? p.text : `${p.text}\n`;
@@ -164,6 +175,7 @@ export class SessionView {
     this.banners = new Map(); // operationId -> banner element
     this.todos = [];
     this.userMessages = 0;
+    this.userTexts = new Map(); // the user's message number -> its text (for a rewind's dialog)
     this.usage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
     this.renderQueued = new Set();
 

@@ -1,6 +1,7 @@
 // Slash commands in the composer: the table the server sends in `initialize` (one for every client), the web's
 // part of it. A `/word` that names no command is refused here and never reaches the model; `/usr/bin …` is a message.
 import { diffView, h, toast } from "./dom.js";
+import { rewind, undo } from "./restore.js";
 
 const WORD = /^\/[A-Za-z][\w-]*$/;
 
@@ -152,6 +153,27 @@ export async function runCommand(app, text) {
           break;
         }
         await app.fork(n ? Number(n) : null);
+        break;
+      }
+      case "undo":
+        if (!app.current) {
+          say(app, "Nothing to undo: no session yet.", "warn");
+          break;
+        }
+        await undo(app);
+        break;
+      case "rewind": {
+        const n = arg.trim();
+        if (n && !/^[1-9]\d*$/.test(n)) {
+          say(app, "Usage: /rewind (before your last message) or /rewind N (before your N-th message)", "warn");
+          break;
+        }
+        const last = app.current ? app.current.userMessages : 0;
+        if (!last) {
+          say(app, "Nothing to rewind yet: this session has no messages of yours.", "warn");
+          break;
+        }
+        await rewind(app, n ? Number(n) : last);
         break;
       }
       case "import": {
