@@ -81,6 +81,8 @@ def stop_tree(pid: int, *, grace: float, pgid: int | None = None) -> None:
     mine = [proc for proc in procs if _is_own_child(proc)]
     _gone, alive = psutil.wait_procs([proc for proc in procs if proc not in mine], timeout=grace)
     alive += [proc for proc in mine if not _exits_within(proc, grace)]
+    # In tree order, the process first: a parent killed after its children could end on its own in between.
+    alive.sort(key=lambda proc: procs.index(proc) if proc in procs else len(procs))
     for proc in alive:
         with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
             proc.kill()

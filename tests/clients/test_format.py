@@ -2,8 +2,21 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
+import pytest
+
 from cowork.clients import format as fmt
-from cowork.protocol import Todo, ToolResult, UnknownPayload
+from cowork.protocol import (
+    CheckpointInfo,
+    FileChange,
+    ReceivedPayload,
+    SessionRestoreResult,
+    Todo,
+    ToolResult,
+    UnknownPayload,
+    UserMessage,
+)
 
 
 def result(content: str, *, error: bool = False) -> ToolResult:
@@ -47,3 +60,82 @@ def test_an_unknown_event_is_one_neutral_line() -> None:
     assert fmt.unknown_event(UnknownPayload(type="hologram")).plain == "· event hologram"
     line = fmt.unknown_event(UnknownPayload(type="tool_call", problem="step: Field required"))
     assert line.plain == "· event tool_call (unreadable: step: Field required)" and line.style == "dim"
+
+
+def restore_result(**changes: object) -> SessionRestoreResult:
+    data: dict[str, object] = {
+        "applied": False,
+        "files": [
+            FileChange(
+                path="notes.txt", status="modified", diff="--- a\n+++ b\n@@ -1 +1 @@\n-BETA\n+beta", deletions=1
+            ),
+            FileChange(path="new.txt", status="deleted", diff="-made by the agent", deletions=1),
+        ],
+        "checkpoints": [
+            CheckpointInfo(
+                id=3,
+                operation_id="op",
+                tool_call_id="t",
+                tool="edit",
+                message=2,
+                files=["notes.txt"],
+                created_at=datetime(2025, 1, 1, tzinfo=UTC),
+                undone=False,
+            )
+        ],
+    }
+    return SessionRestoreResult.model_validate(data | changes)
+
+
+def test_a_restore_preview_shows_each_file_with_its_coloured_diff_then_what_cannot_be_restored() -> None:
+    preview = restore_result(skipped=["sub/f.txt: sub is a link now"])
+    text = fmt.restore_diff(preview)
+    assert text.plain == (
+        "modified notes.txt  +0 -1\n--- a\n+++ b\n@@ -1 +1 @@\n-BETA\n+beta\n"
+        "deleted new.txt  +0 -1\n-made by the agent\n"
+        "not restored: sub/f.txt: sub is a link now"
+    )
+    styles = {text.plain[span.start : span.end]: str(span.style) for span in text.spans}
+    assert styles["-BETA\n"] == "red" and styles["+beta"] == "green" and styles["notes.txt"] == "bold cyan"
+    nothing = fmt.restore_diff(restore_result(files=[]), empty="No file changes since then.")
+    assert nothing.plain == "No file changes since then."
+    assert fmt.undo_heading(preview) == "The last change to the files (edit, in your message 2)"
+    assert fmt.undo_heading(restore_result(checkpoints=[])) == "The last change to the files"
+
+
+def test_files_changed_outside_cowork_are_a_warning_and_what_was_restored_is_said() -> None:
+    assert fmt.conflict_warning(restore_result(), "undoing") is None
+    warning = fmt.conflict_warning(restore_result(conflicts=["a.txt", "b\x1b.txt"]), "undoing")
+    assert warning is not None and warning.style == "bold red"
+    assert warning.plain == "⚠ changed outside Cowork since: a.txt, b\\x1b.txt — undoing overwrites that"
+    done = fmt.restored(restore_result(applied=True, skipped=["x.bin: too big"]))
+    assert done.plain == "Files restored: notes.txt (restored), new.txt (removed).\nnot restored: x.bin: too big"
+    assert fmt.restored(restore_result(applied=True, files=[])).plain == "No file needed restoring."
+
+
+def test_rewind_takes_a_message_number_and_a_files_conversation_or_both_answer() -> None:
+    assert fmt.rewind_number(" 3 ") == 3
+    for bad in ("", "0", "-1", "two", "1.5"):
+        with pytest.raises(ValueError, match="Usage: /rewind N"):
+            fmt.rewind_number(bad)
+    answers = {"f": "files", "Files": "files", "c": "conversation", "conv": "conversation", " b ": "both"}
+    assert {answer: fmt.rewind_choice(answer) for answer in answers} == answers
+    assert [fmt.rewind_choice(a) for a in ("", "n", "x", "bothe", "yes")] == [None] * 5
+
+
+def test_the_users_messages_are_numbered_as_the_server_counts_them() -> None:
+    def said(text: str, steer: bool = False) -> UserMessage:
+        return UserMessage(operation_id="o", message_id=text, text=text, client_message_id=text, steer=steer)
+
+    payloads: list[ReceivedPayload] = [
+        said("first ask"),
+        said("also this", steer=True),
+        UnknownPayload(type="x"),
+        said("second\nask"),
+    ]
+    messages = fmt.turn_messages(payloads)
+    assert messages == ["first ask", "second\nask"]  # steering a running turn has no number
+    assert fmt.rewind_help(messages).plain == f"{fmt.REWIND_USAGE}\n   1. first ask\n   2. second ask"
+    many = fmt.rewind_help([f"ask {n}" for n in range(1, 21)], "No such message.", last=3)
+    assert many.plain == "No such message.\n  … 17 earlier\n  18. ask 18\n  19. ask 19\n  20. ask 20"
+    assert fmt.rewind_help([]).plain.endswith("This session has no messages of yours yet.")

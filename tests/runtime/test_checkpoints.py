@@ -381,3 +381,29 @@ async def test_what_a_cancelled_command_changed_can_be_taken_back(
     assert listed.tool == "bash" and listed.files == ["a.txt", "b.txt"]
     await core.runtime.undo(SessionUndoParams(session_id=sid, apply=True))
     assert (workspace / "a.txt").read_text() == "original\n" and (workspace / "b.txt").read_text() == "kept\n"
+
+
+def test_turn_numbers_follow_sub_agents_and_retries_to_their_turn() -> None:
+    from datetime import UTC, datetime
+
+    from cowork.runtime._fork import turn_numbers
+    from cowork.store import OperationRow
+
+    now = datetime.now(UTC)
+
+    def op(op_id: str, *, parent: str | None = None, ask: str | None = None) -> OperationRow:
+        return OperationRow(
+            op_id, "s", None, "chat", "done", None, None, now, now, parent_operation_id=parent, ask_id=ask
+        )
+
+    operations = [
+        op("t1"),
+        op("t2"),
+        op("agent", parent="t2"),
+        op("nested", parent="agent"),
+        op("retry", ask="t1"),
+        op("agent-of-retry", parent="retry"),
+        op("stray"),
+    ]
+    numbers = turn_numbers(["t1", "t2"], operations)
+    assert numbers == {"t1": 1, "t2": 2, "agent": 2, "nested": 2, "retry": 1, "agent-of-retry": 1}

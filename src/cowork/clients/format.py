@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 from rich.console import Console
 from rich.segment import Segment
@@ -21,24 +21,30 @@ from cowork.protocol import (
     ContextCompressed,
     ModelRetry,
     OperationStatus,
+    ReceivedPayload,
     Route,
     SearchHit,
+    SessionRestoreResult,
     Todo,
     ToolInterrupted,
     ToolResult,
     UnknownPayload,
+    UserMessage,
 )
 
 __all__ = [
     "FORK_USAGE",
     "PLAN_OFF",
     "PLAN_ON",
+    "REWIND_USAGE",
+    "RestoreChoice",
     "SafeConsole",
     "agent_spawned",
     "budget_warning",
     "cancelled",
     "child_status",
     "clean",
+    "conflict_warning",
     "context_compressed",
     "cost",
     "diff_text",
@@ -46,13 +52,20 @@ __all__ = [
     "model_retry",
     "money",
     "render_todos",
+    "restore_diff",
+    "restored",
     "result_size",
     "result_summary",
+    "rewind_choice",
+    "rewind_help",
+    "rewind_number",
     "route",
     "search_hit",
     "shorten",
     "summarize_arguments",
     "tool_interrupted",
+    "turn_messages",
+    "undo_heading",
     "unknown_event",
 ]
 
@@ -248,3 +261,102 @@ def fork_number(arg: str) -> int | None:
     if not text.isdigit() or int(text) < 1:
         raise ValueError(FORK_USAGE)
     return int(text)
+
+
+def turn_messages(payloads: Iterable[ReceivedPayload]) -> list[str]:
+    """The text of each of the user's messages that started a turn, in order: message N of `/fork N` and `/rewind N`
+    is the N-th of these, as the server counts them (a message steering a running turn has no number)."""
+    return [p.text for p in payloads if isinstance(p, UserMessage) and not p.steer]
+
+
+REWIND_USAGE = (
+    "Usage: /rewind N — go back to before your N-th message: its files, the conversation (a new session; this one "
+    "stays), or both"
+)
+
+RestoreChoice = Literal["files", "conversation", "both"]
+
+
+def rewind_number(arg: str) -> int:
+    """`/rewind`'s argument: the number of the user's message to go back to before.
+
+    Raises:
+        ValueError: anything but a whole number from 1 (the message says how to use `/rewind`).
+    """
+    text = arg.strip()
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(REWIND_USAGE)
+    return int(text)
+
+
+def rewind_choice(answer: str) -> RestoreChoice | None:
+    """What to restore, from the answer to "[f]iles, [c]onversation, [b]oth": None (Enter, anything else) cancels."""
+    word = answer.strip().lower()
+    choices: tuple[RestoreChoice, ...] = ("files", "conversation", "both")
+    return next((choice for choice in choices if word and choice.startswith(word)), None)
+
+
+def rewind_help(messages: list[str], note: str = REWIND_USAGE, last: int = 15) -> Text:
+    """`note` (the usage, or why the number was refused), then the user's messages numbered as `/rewind` counts
+    them, one line each (only the `last` ones)."""
+    text = Text(clean(note) + "\n", style="yellow")
+    if not messages:
+        text.append("This session has no messages of yours yet.", style="dim")
+        return text
+    start = max(0, len(messages) - last)
+    if start:
+        text.append(f"  … {start} earlier\n", style="dim")
+    for number, message in enumerate(messages[start:], start=start + 1):
+        text.append(f"  {number:>2}. ", style="bold")
+        text.append(clean(shorten(message, 70)) + "\n", style="dim")
+    text.rstrip()
+    return text
+
+
+def undo_heading(result: SessionRestoreResult) -> str:
+    """What `/undo` takes back, in words: `The last change to the files (write, in your message 2)`."""
+    if not result.checkpoints:
+        return "The last change to the files"
+    last = result.checkpoints[0]
+    where = f", in your message {last.message}" if last.message is not None else ""
+    return f"The last change to the files ({last.tool}{where})"
+
+
+def restore_diff(result: SessionRestoreResult, max_lines: int = 200, empty: str = "No file changes.") -> Text:
+    """What a restore changes (changed), file by file as `/diff` shows it, then the files it cannot restore and why."""
+    text = Text()
+    for change in result.files:
+        text.append(f"{change.status} ", style="bold")
+        text.append(clean(change.path), style="bold cyan")
+        text.append(f"  +{change.additions} -{change.deletions}\n", style="dim")
+        text.append_text(diff_text(change.diff, max_lines))
+        text.append("\n")
+    if not result.files:
+        text.append(empty + "\n", style="dim")
+    for skipped in result.skipped:
+        text.append(f"not restored: {clean(skipped)}\n", style="yellow")
+    text.rstrip()
+    return text
+
+
+def conflict_warning(result: SessionRestoreResult, doing: str) -> Text | None:
+    """The warning for files changed outside Cowork since (`doing`, say `undoing`, overwrites that); None if none."""
+    if not result.conflicts:
+        return None
+    files = ", ".join(clean(path) for path in result.conflicts)
+    return Text(f"⚠ changed outside Cowork since: {files} — {doing} overwrites that", style="bold red")
+
+
+_RESTORED = {"added": "brought back", "modified": "restored", "deleted": "removed"}
+
+
+def restored(result: SessionRestoreResult) -> Text:
+    """What an applied restore did: each file and what became of it, then what it could not restore."""
+    if result.files:
+        done = ", ".join(f"{clean(f.path)} ({_RESTORED[f.status]})" for f in result.files)
+        text = Text(f"Files restored: {done}.", style="bold green")
+    else:
+        text = Text("No file needed restoring.", style="dim")
+    for skipped in result.skipped:
+        text.append(f"\nnot restored: {clean(skipped)}", style="yellow")
+    return text

@@ -109,15 +109,17 @@ def _cut(source: _Source, before_message: int | None) -> tuple[_Turn | None, int
 
 def turn_numbers(turns: list[str], operations: list[OperationRow]) -> dict[str, int]:
     """Each operation's turn number (1: the user's first message that started a turn; `turns` are their operation
-    ids in order), sub-agents' by their root operation."""
+    ids in order), sub-agents' by their root operation, a retry's ("try harder") by the turn it retried."""
     number = {op_id: index for index, op_id in enumerate(turns, start=1)}
     parent = {op.id: op.parent_operation_id for op in operations}
+    retried = {op.id: op.ask_id for op in operations if op.ask_id}  # a retry answers the turn it retried
     out = dict(number)
     for op in operations:
         root, seen = op.id, set()
         while parent.get(root) and root not in seen:
             seen.add(root)
             root = parent[root] or root
+        root = root if root in number else retried.get(root) or root
         if root in number:
             out[op.id] = number[root]
     return out

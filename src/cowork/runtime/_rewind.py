@@ -43,21 +43,12 @@ __all__ = ["list_checkpoints", "rewind", "undo"]
 def _read(conn: Connection, session_id: str) -> tuple[list[CheckpointRow], list[str], list[OperationRow]]:
     """The session's checkpoints (newest first), the operation id of each turn the user started (in order), and its
     operations."""
-    from cowork.store import EventRow
-
     rows = repos.checkpoints.for_session(conn, session_id)
-    events: list[EventRow] = []
-    while True:
-        page = repos.events.after(conn, session_id, events[-1].seq if events else 0, 10_000)
-        events += page
-        if len(page) < 10_000:
-            break
     turns = []
-    for event in events:
-        if event.type == "user_message":
-            payload = json.loads(event.payload)
-            if not payload.get("steer"):
-                turns.append(payload["operationId"])
+    for event in repos.events.of_type(conn, session_id, "user_message"):
+        payload = json.loads(event.payload)
+        if not payload.get("steer"):
+            turns.append(payload["operationId"])
     operations = repos.operations.for_session(conn, session_id)
     known = {op.id for op in operations}
     for op_id in {row.operation_id for row in rows}:  # a fork's checkpoints name the source's operations
@@ -130,7 +121,9 @@ async def rewind(ops: Operations, sessions: SessionService, params: SessionRewin
     if params.before_message > len(turns):
         raise ProtocolError(
             ErrorCode.INVALID_PARAMS,
-            f"This session has {len(turns)} message(s) of yours; rewind to before one of 1 to {len(turns)}.",
+            f"This session has {len(turns)} message(s) of yours; rewind to before one of 1 to {len(turns)}."
+            if turns
+            else "This session has no message of yours yet: there is nothing to rewind.",
             source=ErrorSource.SESSION,
         )
     numbers = turn_numbers(turns, operations)

@@ -25,6 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 import cowork
+from cowork.clients import format as fmt
 from cowork.clients.connection import RpcClient, RpcError, ServerAddress, cowork_home, ensure_server
 from cowork.clients.export import import_path, parse_export, save_export
 from cowork.clients.format import (
@@ -53,6 +54,7 @@ from cowork.protocol import (
     ClientInfo,
     ContextCompressed,
     ErrorEvent,
+    EventsReplayParams,
     Guardrail,
     InitializeParams,
     InitializeResult,
@@ -84,8 +86,11 @@ from cowork.protocol import (
     SessionListParams,
     SessionListResult,
     SessionRef,
+    SessionRestoreResult,
+    SessionRewindParams,
     SessionSearchParams,
     SessionSearchResult,
+    SessionUndoParams,
     SessionUpdated,
     SessionUpdateParams,
     Todos,
@@ -231,6 +236,8 @@ class Repl:
     # -- turns ------------------------------------------------------------------------------------------------
 
     async def run_turn(self, text: str) -> None:
+        while not self.events.empty():  # from before this turn (a restore's log line, another session's): said already
+            self.events.get_nowait()
         try:
             await self.current()
             assert self.session is not None
@@ -291,6 +298,8 @@ class Repl:
                         await self._steer(typed, view)
                 if event_wait in finished:
                     event = event_wait.result()
+                    if event.session_id != session_id:  # the one this REPL was in before (`/fork`, `/rewind`)
+                        continue
                     view.handle(event)
                     await self._maybe_answer(event, view, keys)
         finally:
@@ -474,6 +483,8 @@ class Repl:
             "/import": self._import,
             "/delete": self._delete,
             "/fork": self._fork,
+            "/undo": self._undo,
+            "/rewind": self._rewind,
             "/title": self._title,
             "/plan": self._plan,
             "/search": self._search,
@@ -731,6 +742,10 @@ class Repl:
         result: SessionForkResult = await self.rpc.request(
             "session/fork", SessionForkParams(session_id=source.id, before_message=number)
         )
+        self._go_on_in(result, source, number)
+
+    def _go_on_in(self, result: SessionForkResult, source: SessionInfo, number: int | None) -> None:
+        """Switch to a fork of `source` (`/fork`, `/rewind`), the message it was cut before put at the prompt."""
         self.session = result.session
         self.console.print(
             Text(
@@ -744,6 +759,89 @@ class Repl:
             self.console.print(
                 Text(f"Your message {number} is at the prompt: send it again, or change it.", style="dim")
             )
+
+    async def _undo(self, _arg: str) -> None:
+        """`/undo`: the agent's last change to the folder's files, taken back after a yes (the diff shown first)."""
+        if self.session is None:
+            self.console.print(Text("Nothing to undo: this session has no messages yet.", style="dim"))
+            return
+        params = SessionUndoParams(session_id=self.session.id)
+        try:
+            preview: SessionRestoreResult = await self.rpc.request("session/undo", params)
+        except RpcError as exc:
+            if exc.code != "nothing_to_undo":
+                raise
+            self.console.print(Text(exc.message, style="dim"))
+            return
+        self.console.print(Text(f"{fmt.undo_heading(preview)}. Undoing it changes:", style="bold"))
+        self._show_restore(preview, "undoing")
+        if (await self.ask_line("Undo this change? [y/N] › ")).strip().lower() not in ("y", "yes"):
+            self.console.print(Text("Nothing was changed.", style="dim"))
+            return
+        # Forced only over the files the user was just warned about (a file changed since the preview refuses it).
+        params = params.model_copy(update={"apply": True, "force": bool(preview.conflicts)})
+        done: SessionRestoreResult = await self.rpc.request("session/undo", params)
+        self.console.print(fmt.restored(done))
+
+    async def _rewind(self, arg: str) -> None:
+        """`/rewind N`: back to before your message N: the files (the diff shown first), the conversation (a new
+        session, like `/fork N`; this one stays), or both."""
+        if self.session is None:
+            self.console.print(Text("Nothing to rewind: this session has no messages yet.", style="dim"))
+            return
+        try:
+            number = fmt.rewind_number(arg)
+        except ValueError as exc:
+            self.console.print(fmt.rewind_help(await self._turn_messages(), str(exc)))
+            return
+        source = self.session
+        params = SessionRewindParams(session_id=source.id, before_message=number, restore="files")
+        try:
+            preview: SessionRestoreResult = await self.rpc.request("session/rewind", params)
+        except RpcError as exc:
+            if exc.code != "invalid_params":
+                raise
+            self.console.print(fmt.rewind_help(await self._turn_messages(), exc.message))
+            return
+        messages = await self._turn_messages()
+        said = f" (“{shorten(messages[number - 1], 60)}”)" if number <= len(messages) else ""
+        self.console.print(
+            Text(f"Going back to before your message {number}{said}. Restoring the files changes:", "bold")
+        )
+        self._show_restore(preview, "restoring the files", empty="No file changes since then.")
+        choice = fmt.rewind_choice(await self.ask_line("Restore [f]iles, [c]onversation, [b]oth, or Enter to cancel: "))
+        if choice is None:
+            self.console.print(Text("Nothing was changed.", style="dim"))
+            return
+        files = choice != "conversation"
+        params = params.model_copy(
+            update={"apply": True, "restore": choice, "force": files and bool(preview.conflicts)}
+        )
+        done: SessionRestoreResult = await self.rpc.request("session/rewind", params)
+        if files:
+            self.console.print(fmt.restored(done))
+        if done.fork is not None:
+            self._go_on_in(done.fork, source, number)
+
+    def _show_restore(self, preview: SessionRestoreResult, doing: str, empty: str = "No file changes.") -> None:
+        self.console.print(fmt.restore_diff(preview, empty=empty))
+        warning = fmt.conflict_warning(preview, doing)
+        if warning is not None:
+            self.console.print(warning)
+
+    async def _turn_messages(self) -> list[str]:
+        """The user's messages that started a turn, numbered as `/rewind N` counts them (from the event log)."""
+        assert self.session is not None
+        payloads = []
+        after = 0
+        while True:
+            params = EventsReplayParams(session_id=self.session.id, after_seq=after, limit=10_000)
+            page = await self.rpc.call("events/replay", params)
+            events = [parse_event(raw) for raw in page.get("events") or []]
+            payloads += [e.payload for e in events if isinstance(e.payload, UserMessage)]
+            if not page.get("hasMore") or not events:
+                return fmt.turn_messages(payloads)
+            after = events[-1].seq
 
     async def _search(self, arg: str) -> None:
         """`/search WORDS`: every folder's sessions, where they say all the words (messages and tool results)."""

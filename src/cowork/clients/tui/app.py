@@ -619,6 +619,13 @@ class CoworkApp(App[int]):
         result: SessionForkResult | None = await self.guarded(self.rpc_request("session/fork", params))
         if result is None:
             return
+        await self.go_on_in(result)
+        self.notify(
+            f"Forked: {result.messages} of your messages came along; “{fmt.clean(source.title)}” stays as it was."
+        )
+
+    async def go_on_in(self, result: SessionForkResult) -> None:
+        """Show a fork (`/fork`, `/rewind`), the message it was cut before in the prompt to send again or change."""
         await self.show_session(result.session)
         await self.guarded(self.refresh_sessions())
         prompt = self.query_one("#prompt", Input)
@@ -626,9 +633,6 @@ class CoworkApp(App[int]):
             prompt.value = result.message
             prompt.cursor_position = len(result.message)
         prompt.focus()
-        self.notify(
-            f"Forked: {result.messages} of your messages came along; “{fmt.clean(source.title)}” stays as it was."
-        )
 
     @work(exclusive=True, group="models")
     async def action_pick_model(self) -> None:

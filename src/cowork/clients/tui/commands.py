@@ -32,6 +32,8 @@ from cowork.protocol import (
     ToolSetPolicyParams,
 )
 
+from . import restore
+
 if TYPE_CHECKING:
     from .app import CoworkApp
 
@@ -110,6 +112,23 @@ async def _fork(app: CoworkApp, arg: str) -> None:
         await app.chat.note(Text(str(exc), style="yellow"))
         return
     app.fork(app.session, number)
+
+
+async def _undo(app: CoworkApp, _arg: str) -> None:
+    if app.session is not None:
+        app.run_worker(restore.undo(app), group="switch", exclusive=True)
+
+
+async def _rewind(app: CoworkApp, arg: str) -> None:
+    """`/rewind N` asks what to restore; without N (or with a bad one) the usage and the user's messages, numbered."""
+    if app.session is None:
+        return
+    try:
+        number = fmt.rewind_number(arg)
+    except ValueError as exc:
+        await app.chat.note(fmt.rewind_help(app.state.messages, str(exc)))
+        return
+    app.run_worker(restore.rewind(app, number), group="switch", exclusive=True)
 
 
 async def _import(app: CoworkApp, arg: str) -> None:
@@ -308,6 +327,8 @@ _HANDLERS: dict[str, Callable[[CoworkApp, str], Awaitable[None]]] = {
     "diff": lambda app, _arg: _diff(app),
     "compact": _compact,
     "fork": _fork,
+    "undo": _undo,
+    "rewind": _rewind,
     "import": _import,
     "export": _export,
     "delete": _delete,

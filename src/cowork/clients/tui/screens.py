@@ -1,4 +1,4 @@
-"""Modal dialogs: approve a tool call, answer a question, pick a model, confirm a deletion."""
+"""Modal dialogs: approve a tool call, answer a question, pick a model, confirm a deletion, restore files."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from textual.widgets.option_list import Option
 from cowork.clients import format as fmt
 from cowork.protocol import ModelListResult, PendingApproval, PendingQuestion
 
-__all__ = ["ApprovalAnswer", "ApprovalScreen", "ConfirmScreen", "ModelPickerScreen", "QuestionScreen"]
+__all__ = ["ApprovalAnswer", "ApprovalScreen", "ConfirmScreen", "ModelPickerScreen", "QuestionScreen", "RestoreScreen"]
 
 
 @dataclass(frozen=True)
@@ -204,3 +204,40 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def action_cancel(self) -> None:
         self.dismiss(False)
+
+
+class RestoreScreen(ModalScreen[str | None]):
+    """`/undo` and `/rewind`: what restoring changes (the diff), a warning about files changed outside Cowork since,
+    and a button per choice. Dismissed with the chosen button's id, or None: the focus starts on Cancel, so Enter (or
+    Escape) changes nothing."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str, diff: Text, warning: Text | None, choices: list[tuple[str, str]]) -> None:
+        super().__init__(classes="dialog-screen")
+        self.title_text = title
+        self.diff = diff
+        self.warning = warning
+        self.choices = choices
+        """Each button's id (what the dialog is dismissed with) and label."""
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="approval dangerous" if self.warning is not None else "approval"):
+            yield Static(Text(self.title_text, style="bold"), id="question-text")
+            with VerticalScroll(id="arguments"):
+                yield Static(self.diff, id="restore-diff")
+            if self.warning is not None:
+                yield Static(self.warning, id="reason")
+            with Horizontal(classes="buttons"):
+                for choice, label in self.choices:
+                    yield Button(label, id=choice, variant="warning")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#cancel", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(None if event.button.id == "cancel" else event.button.id)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import assert_never
 
+from cowork.clients import format as fmt
 from cowork.protocol import (
     AgentSpawned,
     ApprovalRequested,
@@ -78,6 +79,8 @@ class SessionState:
     questions: dict[str, PendingQuestion] = field(default_factory=dict)
     running: str | None = None
     """The top-level operation running now, if any."""
+    messages: list[str] = field(default_factory=list)
+    """The user's messages that started a turn (`cowork.clients.format.turn_messages`): `/rewind N`'s numbers."""
 
     def is_new(self, event: ReceivedEvent) -> bool:
         return event.session_id == self.session_id and event.seq > self.last_seq
@@ -131,9 +134,10 @@ class SessionState:
             case ApprovalResolved() | AskResolved():
                 if live:
                     self.resolve(payload.request_id)
+            case UserMessage():
+                self.messages += fmt.turn_messages([payload])
             case (
-                UserMessage()
-                | ModelStreamChunk()
+                ModelStreamChunk()
                 | Reasoning()
                 | AssistantMessage()
                 | ToolCall()

@@ -33,6 +33,16 @@ def insert_many(conn: Connection, rows: Sequence[EventRow]) -> None:
         )
 
 
+def of_type(conn: Connection, session_id: str, event_type: str) -> list[EventRow]:
+    """A session's events of one type, oldest first."""
+    stmt = (
+        sa.select(t.c.session_id, t.c.seq, t.c.type, t.c.payload, t.c.created_at)
+        .where(t.c.session_id == session_id, t.c.type == event_type)
+        .order_by(t.c.seq)
+    )
+    return [EventRow(r.session_id, r.seq, r.type, r.payload, r.created_at) for r in conn.execute(stmt)]
+
+
 def after(conn: Connection, session_id: str, after_seq: int, limit: int) -> list[EventRow]:
     """Events of a session with `seq > after_seq`, oldest first."""
     stmt = (
