@@ -166,10 +166,17 @@ async def test_files_changed_outside_cowork_refuse_the_restore_until_forced(
     assert (workspace / "a.txt").read_text() == "edited by me afterwards\n"  # nothing changed
     assert not (await core.runtime.list_checkpoints(sid)).checkpoints[0].undone
 
-    forced = await core.runtime.rewind(
-        SessionRewindParams(session_id=sid, before_message=1, restore="files", apply=True, force=True)
+    # Only the conflicts the user saw may be overwritten: one not among them refuses the restore.
+    with pytest.raises(ProtocolError) as error:
+        await core.runtime.rewind(
+            SessionRewindParams(session_id=sid, before_message=1, restore="files", apply=True, overwrite=["b.txt"])
+        )
+    assert error.value.code == ErrorCode.FILES_CHANGED
+    assert (workspace / "a.txt").read_text() == "edited by me afterwards\n"
+    accepted = await core.runtime.rewind(
+        SessionRewindParams(session_id=sid, before_message=1, restore="files", apply=True, overwrite=["a.txt"])
     )
-    assert forced.applied and (workspace / "a.txt").read_text() == "mine\n"
+    assert accepted.applied and (workspace / "a.txt").read_text() == "mine\n"
 
 
 async def test_rewinding_the_conversation_forks_and_keeps_the_branch(

@@ -436,10 +436,15 @@ class SessionUndoParams(Params):
     apply: bool = Field(
         default=False, description="False: only say what would change (the preview, nothing is touched). True: do it."
     )
+    overwrite: list[str] = Field(
+        default_factory=list,
+        max_length=10_000,
+        description="Files changed since Cowork last changed them (outside Cowork) that may be overwritten: the "
+        "`conflicts` the preview showed. Any other conflict refuses the restore (`files_changed`), so a file changed "
+        "after the preview is never overwritten unseen.",
+    )
     force: bool = Field(
-        default=False,
-        description="Restore files that were changed since Cowork last changed them (outside Cowork, by you or "
-        "another program); without it those refuse the restore (`files_changed`). The preview lists them.",
+        default=False, description="Overwrite every file changed outside Cowork, listed in `overwrite` or not."
     )
 
 

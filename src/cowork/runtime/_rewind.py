@@ -165,12 +165,14 @@ async def _restore(
             raise busy("A turn is under way in this session (running or waiting for an answer); end it first.", active)
         plan = await checkpoints.plan(Path(workspace), rows)  # again: the files may have changed since the preview
         conflicts = plan.conflicts
-        if conflicts and not params.force:
-            shown = ", ".join(conflicts[:5]) + (f" and {len(conflicts) - 5} more" if len(conflicts) > 5 else "")
+        accepted = set(params.overwrite)
+        unseen = [] if params.force else [path for path in conflicts if path not in accepted]
+        if unseen:
+            shown = ", ".join(unseen[:5]) + (f" and {len(unseen) - 5} more" if len(unseen) > 5 else "")
             raise ProtocolError(
                 ErrorCode.FILES_CHANGED,
-                f"{len(conflicts)} file(s) changed since Cowork last changed them ({shown}): restoring would "
-                "overwrite that. Look at the preview, then restore with force to overwrite them.",
+                f"{len(unseen)} file(s) changed since Cowork last changed them ({shown}): restoring would overwrite "
+                "that. Look at the preview again, then confirm overwriting them.",
                 source=ErrorSource.SESSION,
                 details={"conflicts": conflicts},
             )

@@ -779,7 +779,7 @@ class Repl:
             self.console.print(Text("Nothing was changed.", style="dim"))
             return
         # Forced only over the files the user was just warned about (a file changed since the preview refuses it).
-        params = params.model_copy(update={"apply": True, "force": bool(preview.conflicts)})
+        params = params.model_copy(update={"apply": True, "overwrite": preview.conflicts})
         done: SessionRestoreResult = await self.rpc.request("session/undo", params)
         self.console.print(fmt.restored(done))
 
@@ -815,7 +815,7 @@ class Repl:
             return
         files = choice != "conversation"
         params = params.model_copy(
-            update={"apply": True, "restore": choice, "force": files and bool(preview.conflicts)}
+            update={"apply": True, "restore": choice, "overwrite": preview.conflicts if files else []}
         )
         done: SessionRestoreResult = await self.rpc.request("session/rewind", params)
         if files:

@@ -37,7 +37,7 @@ async def undo(app: CoworkApp) -> None:
         app.notify("Nothing was changed.")
         return
     # Forced only over the files the dialog warned about (a file changed since the preview still refuses it).
-    apply = params.model_copy(update={"apply": True, "force": bool(preview.conflicts)})
+    apply = params.model_copy(update={"apply": True, "overwrite": preview.conflicts})
     done: SessionRestoreResult | None = await app.guarded(app.rpc_request("session/undo", apply))
     if done is not None:
         await app.chat.note(fmt.restored(done))
@@ -67,7 +67,9 @@ async def rewind(app: CoworkApp, number: int) -> None:
         app.notify("Nothing was changed.")
         return
     files = choice != "conversation"
-    apply = params.model_copy(update={"apply": True, "restore": choice, "force": files and bool(preview.conflicts)})
+    apply = params.model_copy(
+        update={"apply": True, "restore": choice, "overwrite": preview.conflicts if files else []}
+    )
     done: SessionRestoreResult | None = await app.guarded(app.rpc_request("session/rewind", apply))
     if done is None:
         return

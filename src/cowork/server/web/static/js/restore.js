@@ -64,7 +64,7 @@ export async function undo(app) {
     });
     if (!choice) return;
     const params = { sessionId, apply: true };
-    if (preview.conflicts.length) params.force = true; // the dialog showed them
+    if (preview.conflicts.length) params.overwrite = preview.conflicts; // the dialog showed them
     const done = outcome(await app.rpc.call("session/undo", params));
     toast(`Undone: ${done.restored}.${done.skipped}`, done.skipped ? "warning" : "info");
   } catch (err) {
@@ -107,7 +107,7 @@ export async function rewind(app, beforeMessage) {
     });
     if (!choice) return;
     const params = { sessionId: source.id, beforeMessage, restore: choice, apply: true };
-    if (choice !== "conversation" && preview.conflicts.length) params.force = true; // the dialog showed them
+    if (choice !== "conversation" && preview.conflicts.length) params.overwrite = preview.conflicts; // shown
     const result = await app.rpc.call("session/rewind", params);
     const done = outcome(result);
     const filesPart = choice === "conversation" ? "" : `Files: ${done.restored}. `;
