@@ -414,3 +414,19 @@ def test_turn_numbers_follow_sub_agents_and_retries_to_their_turn() -> None:
     ]
     numbers = turn_numbers(["t1", "t2"], operations)
     assert numbers == {"t1": 1, "t2": 2, "agent": 2, "nested": 2, "retry": 1, "agent-of-retry": 1}
+
+
+async def test_excluded_folders_do_not_count_towards_the_folder_limit(
+    harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path
+) -> None:
+    for index in range(5):
+        (workspace / f"f{index}.txt").write_text(f"{index}\n")
+    (workspace / "node_modules" / "dep").mkdir(parents=True)
+    for index in range(50):
+        (workspace / "node_modules" / "dep" / f"m{index}.js").write_text("//\n")
+    mock_llm.set_script([bash("rm f1.txt node_modules/dep/m1.js"), MockResponse(text="done")])
+    core = await harness.core(env={"COWORK_CHECKPOINTS__MAX_FOLDER_FILES": "20"})
+    sid = await yolo_session(harness, core)
+    await turn(harness, core, sid, "go")
+    (listed,) = (await core.runtime.list_checkpoints(sid)).checkpoints
+    assert listed.files == ["f1.txt"]  # node_modules/ is excluded: not counted, not kept

@@ -445,8 +445,10 @@ def _survey(repo: ShadowRepo, max_bytes: int, max_files: int) -> str | None:
     large = []
     count = 0
     started = time.monotonic()
+    # Folders excluded by a plain name (`node_modules/`) are not counted; patterns with wildcards are left to git.
+    skipped = {".git", *(p.strip("/") for p in repo.exclude if p.endswith("/") and not set(p) & set("*?[!\\"))}
     for folder, dirs, files in os.walk(repo.workspace):
-        dirs[:] = [d for d in dirs if d != ".git" and not os.path.islink(os.path.join(folder, d))]
+        dirs[:] = [d for d in dirs if d not in skipped and not os.path.islink(os.path.join(folder, d))]
         count += len(files)
         if count > max_files or time.monotonic() - started > 20:
             log.warning(
