@@ -430,3 +430,27 @@ async def test_excluded_folders_do_not_count_towards_the_folder_limit(
     await turn(harness, core, sid, "go")
     (listed,) = (await core.runtime.list_checkpoints(sid)).checkpoints
     assert listed.files == ["f1.txt"]  # node_modules/ is excluded: not counted, not kept
+
+
+async def test_the_session_diff_shows_what_commands_changed_too(
+    harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path
+) -> None:
+    seed(workspace)
+    core, sid = await changed_in_two_turns(harness, mock_llm, workspace)
+    changed = {c.path: c for c in (await core.runtime.session_diff(sid)).files}
+    assert {path: c.status for path, c in changed.items()} == {
+        "gone.txt": "deleted",
+        "image.bin": "modified",
+        "new/a.txt": "added",
+        "notes.txt": "modified",
+        "old.txt": "deleted",
+        "renamed.txt": "added",
+        "second.txt": "added",
+        "tool.sh": "modified",
+    }
+    assert "-beta\r\n+BETA\r\n" in changed["notes.txt"].diff and "+to be renamed" in changed["renamed.txt"].diff
+    assert changed["image.bin"].diff == "binary file, 1,024 bytes → binary file, 3 bytes\n"
+    assert changed["tool.sh"].diff == "mode 100644 → 100755\n"
+    # Taken back, a change leaves the diff.
+    await core.runtime.undo(SessionUndoParams(session_id=sid, apply=True))
+    assert "second.txt" not in {c.path for c in (await core.runtime.session_diff(sid)).files}

@@ -650,8 +650,8 @@ METHODS: dict[str, MethodSpec] = {
             "session/diff",
             SessionRef,
             SessionDiffResult,
-            "What the session's `edit` and `write` calls changed: each file against its text before the session's "
-            "first change to it (shell commands are not tracked).",
+            "What the session changed in its folder (edits, writes and shell commands, from its checkpoints): each "
+            "file against what it held before the session's first change to it.",
             "session_not_found",
         ),
         _spec(

@@ -7,6 +7,7 @@ cancels, recovers and reads them, `_subagents` runs child operations.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from cowork.protocol import (
     ApprovalRespondParams,
     AskRespondParams,
     CheckpointListResult,
+    FileChange,
     OperationInfo,
     OperationStatus,
     PendingRequests,
@@ -193,8 +195,9 @@ class Runtime:
         return await self.lifecycle.delete_session(session_id)
 
     async def session_diff(self, session_id: str) -> SessionDiffResult:
-        """`session/diff`: what the session's edits and writes changed in its files, against each file before the
-        session's first change to it (shell commands are not tracked).
+        """`session/diff`: what the session changed in its folder, each file against what it held before the
+        session's first change to it. From the checkpoints (edits, writes and shell commands, text or not); files
+        changed before checkpoints were kept, or with them off, from the text `edit` and `write` noted.
 
         Raises:
             ProtocolError: `session_not_found`.
@@ -202,9 +205,27 @@ class Runtime:
         from cowork.tools._diffs import changes_since
 
         session = await self._sessions.get_row(session_id)
-        rows = await self.operations.deps.db.read(lambda conn: repos.session_files.baselines(conn, session_id))
-        changes, cut = await anyio.to_thread.run_sync(changes_since, rows, Path(session.workspace))
-        return SessionDiffResult(files=changes, truncated=cut)
+        workspace = Path(session.workspace)
+        db = self.operations.deps.db
+        baselines = await db.read(lambda conn: repos.session_files.baselines(conn, session_id))
+        tracked: list[FileChange] = []
+        cut = False
+        checkpoints = self.operations.deps.checkpoints
+        if checkpoints is not None:
+            rows = await db.read(lambda conn: repos.checkpoints.for_session(conn, session_id))
+            rows = [row for row in rows if row.workspace == session.workspace]
+            if rows:
+                plan = await checkpoints.plan(workspace, rows)
+                tracked = await anyio.to_thread.run_sync(functools.partial(plan.changes, forward=True))
+                for reason in plan.skipped:
+                    path, _, why = reason.partition(": ")
+                    tracked.append(FileChange(path=path, status="modified", diff=f"(not shown: {why})\n"))
+                    cut = True
+                covered = {file.path for row in rows for file in row.files}
+                baselines = await anyio.to_thread.run_sync(_not_covered, baselines, workspace, covered)
+        changes, cut_text = await anyio.to_thread.run_sync(changes_since, baselines, workspace)
+        cut = cut or cut_text or any(change.diff.endswith("KB)\n") for change in tracked)
+        return SessionDiffResult(files=[*tracked, *changes], truncated=cut)
 
     async def operation_info(self, operation_id: str, *, with_calls: bool = True) -> OperationInfo:
         """Raises: ProtocolError `operation_not_found`."""
@@ -219,3 +240,15 @@ class Runtime:
     async def shutdown(self) -> None:
         """Stop every running operation; each is recorded as `interrupted`."""
         await self.operations.stop_all()
+
+
+def _not_covered(
+    baselines: list[tuple[str, str | None]], workspace: Path, covered: set[str]
+) -> list[tuple[str, str | None]]:
+    """The noted baselines of files the checkpoints do not cover (`covered`: paths relative to the folder)."""
+    root = workspace.resolve()
+    return [
+        (raw, text)
+        for raw, text in baselines
+        if not (Path(raw).is_relative_to(root) and Path(raw).relative_to(root).as_posix() in covered)
+    ]

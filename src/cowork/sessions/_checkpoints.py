@@ -81,30 +81,36 @@ class RestorePlan:
     def skipped(self) -> list[str]:
         return [f"{s.path}: {s.skip}" for s in self.steps if s.skip is not None]
 
-    def changes(self) -> list[FileChange]:
-        """Each file from what it holds now to what it held (unified diff for text)."""
+    def changes(self, *, forward: bool = False) -> list[FileChange]:
+        """Each file from what it holds now to what it held (unified diff for text); `forward`: the other way, from
+        what it held to what it holds now (what the changes did, for `session/diff`)."""
         from cowork.tools._diffs import unified_diff
 
         out = []
         for step in self.steps:
             if step.skip is not None:
                 continue
-            before = _text(step.current, step.current_bytes)
+            now = _text(step.current, step.current_bytes)
             target_bytes = self.repo.read(step.target.blob) if step.target.blob else None
-            after = _text(step.target, target_bytes)
-            if (
-                isinstance(before, str | None)
-                and isinstance(after, str | None)
-                and not (before is None and after is None)
-            ):
-                diff = unified_diff(before, after, step.path)
+            then = _text(step.target, target_bytes)
+            described = [_describe(step.current, step.current_bytes), _describe(step.target, target_bytes)]
+            status = step.status
+            if forward:
+                now, then = then, now
+                described.reverse()
+                status = "deleted" if status == "added" else "added" if status == "deleted" else status
+            if now == then and step.current.mode != step.target.mode:
+                modes = [f"{step.current.mode:o}", f"{step.target.mode:o}"]
+                diff = "mode " + " → ".join(reversed(modes) if forward else modes) + "\n"
+            elif isinstance(now, str | None) and isinstance(then, str | None) and not (now is None and then is None):
+                diff = unified_diff(now, then, step.path)
             else:
-                diff = f"{_describe(step.current, step.current_bytes)} → {_describe(step.target, target_bytes)}\n"
+                diff = " → ".join(described) + "\n"
             lines = diff.splitlines()
             out.append(
                 FileChange(
                     path=step.path,
-                    status=step.status,
+                    status=status,
                     diff=diff,
                     additions=sum(1 for x in lines if x.startswith("+") and not x.startswith("+++")),
                     deletions=sum(1 for x in lines if x.startswith("-") and not x.startswith("---")),

@@ -620,9 +620,7 @@ class Repl:
             return
         result: SessionDiffResult = await self.rpc.request("session/diff", SessionRef(session_id=self.session.id))
         if not result.files:
-            self.console.print(
-                Text("No changes by this session (edits and writes; shell commands are not tracked).", style="dim")
-            )
+            self.console.print(Text("No changes by this session to the folder's files.", style="dim"))
             return
         for change in result.files:
             self.console.print(

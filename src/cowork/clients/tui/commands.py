@@ -232,7 +232,7 @@ async def _diff(app: CoworkApp) -> None:
     if result is None:
         return
     if not result.files:
-        await app.chat.note(Text("No changes by this session (edits and writes).", style="dim"))
+        await app.chat.note(Text("No changes by this session to the folder's files.", style="dim"))
         return
     body = Text()
     for change in result.files:

@@ -78,7 +78,7 @@ export async function runCommand(app, text) {
         }
         const result = await app.rpc.call("session/diff", { sessionId: app.current.session.id });
         if (!result.files.length) {
-          say(app, "No changes by this session (edits and writes).");
+          say(app, "No changes by this session to the folder's files.");
           break;
         }
         app.current.add(h("div", { class: "note note-diff", "data-testid": "session-diff" },
