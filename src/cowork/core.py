@@ -130,8 +130,6 @@ class Core:
         """The user's per-tool overrides (`tool/list`, `tool/setPolicy`)."""
         self.checkpoints = Checkpoints(self.db, self.paths.home, self.config.checkpoints)
         """What each tool call that changed a folder changed (`session/undo`, `session/rewind`)."""
-        self._pruning: asyncio.Task[None] | None = None
-        """Pruning old checkpoints, started at start-up off the way of requests."""
         self.runtime = Runtime(
             RunnerDeps(
                 db=self.db,
@@ -174,13 +172,7 @@ class Core:
         await self.runtime.recover()
         await self.mcp.start()
         await self.mcp_installs.load()
-        self._pruning = asyncio.get_running_loop().create_task(self._prune_checkpoints(), name="prune-checkpoints")
-
-    async def _prune_checkpoints(self) -> None:
-        try:
-            await self.checkpoints.prune()
-        except Exception:
-            log.exception("could not prune checkpoints")
+        self.checkpoints.prune_soon()
 
     async def warm_up(self) -> None:
         """Load now what the first turn would: pydantic-ai's model layer and the executors, the default provider's
@@ -210,9 +202,7 @@ class Core:
         log.info("provider stack warmed in %.2f s (%s)", time.perf_counter() - started, what)
 
     async def stop(self) -> None:
-        if self._pruning is not None:
-            self._pruning.cancel()
-            await asyncio.gather(self._pruning, return_exceptions=True)
+        await self.checkpoints.close()
         await self.runtime.shutdown()
         await self.mcp_installs.aclose()
         await self.mcp_oauth.aclose()

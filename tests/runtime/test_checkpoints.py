@@ -350,6 +350,12 @@ async def test_limits_large_files_and_large_folders(
     assert undo.skipped == ["big.txt: it was too large to keep, or not a file"] and undo.files == []
     assert (workspace / "big.txt").read_text().endswith("END\n")
 
+    # A higher limit looks at the folder again.
+    core.checkpoints.config = core.checkpoints.config.model_copy(update={"max_folder_files": 1000})
+    mock_llm.set_script([bash("rm f3.txt"), MockResponse(text="done")])
+    await turn(harness, core, sid, "again")
+    assert (await core.runtime.list_checkpoints(sid)).checkpoints[0].files == ["f3.txt"]
+
 
 async def test_deleting_a_session_deletes_its_checkpoints_and_then_their_content(
     harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path, home: Path

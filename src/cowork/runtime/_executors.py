@@ -273,14 +273,14 @@ class OperationRunner(ModelSteps, HumanSteps):
                 await self._emit(
                     None, lambda conn: repos.session_files.remember(conn, sid, path, text, now=now), urgent=True
                 )
-        checkpoint = await self._checkpoint_before(entry)
+        checkpoints, checkpoint = self.deps.checkpoints, await self._checkpoint_before(entry)
         try:
             content, is_error = await self._invoke(entry)
         finally:
-            if checkpoint is not None:
+            if checkpoints is not None and checkpoint is not None:
                 # Also when the call is cancelled: what a command changed before it was stopped can be taken back.
                 await asyncio.shield(
-                    self.deps.checkpoints.after(  # type: ignore[union-attr]
+                    checkpoints.after(
                         checkpoint,
                         session_id=self.state.session_id,
                         operation_id=self.state.id,

@@ -8,12 +8,14 @@ holds each changed path before and after, linked to the call and its turn; a cal
 
 Restoring (`RestorePlan`) puts each path back to what it held before the earliest change taken back, and only those
 paths: what the user changed elsewhere in the folder is left alone. A path that no longer holds what Cowork's last
-change left there was changed outside Cowork since: the plan lists it as a conflict, and restoring it needs `force`.
+change left there was changed outside Cowork since: the plan lists it as a conflict, and overwriting it needs the
+user's say-so (`cowork.runtime._rewind`).
 Checkpoints are pruned by age and by the space their content takes (`CheckpointsConfig`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import os
@@ -160,6 +162,8 @@ class Checkpoints:
         self.config = config
         self._recorded = 0
         self._repos: dict[Path, ShadowRepo] = {}
+        self._said_git_missing = False
+        self._pruning: asyncio.Task[int] | None = None
 
     @property
     def enabled(self) -> bool:
@@ -189,22 +193,24 @@ class Checkpoints:
                 return await anyio.to_thread.run_sync(self._before_tree, repo)
             return await anyio.to_thread.run_sync(self._before_files, repo, files)
         except GitMissing:
-            log.warning("git is not installed: shell commands are not checkpointed")
+            if not self._said_git_missing:
+                log.warning("git is not installed: shell commands are not checkpointed (edits and writes are)")
+                self._said_git_missing = True
         except Exception:
             log.exception("could not keep a checkpoint in %s", workspace)
         return None
 
     def _before_tree(self, repo: ShadowRepo) -> Pending | None:
         with repo.lock:
-            first = not (repo.git_dir / "index").exists()
             repo.ensure()
-            too_large = repo.git_dir / "info" / "too-large"
-            if first:
-                reason = _survey(repo, self._max_bytes, self.config.max_folder_files)
-                if reason is not None:
-                    write_private(too_large, reason + "\n")
-            if too_large.exists():
-                return None  # (said in the log the first time)
+            too_large = repo.git_dir / "info" / "too-large"  # the limit the folder was found over
+            limit = self.config.max_folder_files
+            if too_large.exists() and _number(too_large) >= limit:
+                return None  # (said in the log when found; a higher limit looks again)
+            if not (repo.git_dir / "index").exists():  # the first snapshot of the folder
+                if _survey(repo, self._max_bytes, limit) is not None:
+                    write_private(too_large, f"{limit}\n")
+                    return None
             return Pending(repo, tree=repo.snapshot())
 
     def _before_files(self, repo: ShadowRepo, files: Sequence[Path]) -> Pending:
@@ -249,11 +255,33 @@ class Checkpoints:
             None,
             tuple(files),
         )
-        checkpoint_id = await self._db.write(lambda conn: repos.checkpoints.insert(conn, row))
+        try:
+            checkpoint_id = await self._db.write(lambda conn: repos.checkpoints.insert(conn, row))
+        except Exception:  # the session deleted meanwhile, the store failing: the call itself goes on
+            log.exception("could not record a checkpoint of %s", tool_call_id)
+            return None
         self._recorded += 1
         if self._recorded % _PRUNE_EVERY == 0:
-            await self.prune()
+            self.prune_soon()
         return checkpoint_id
+
+    def prune_soon(self) -> None:
+        """Prune in the background (at start-up, and every `_PRUNE_EVERY` checkpoints), unless already pruning."""
+        if self._pruning is None or self._pruning.done():
+            self._pruning = asyncio.get_running_loop().create_task(self._prune_quietly(), name="prune-checkpoints")
+
+    async def _prune_quietly(self) -> int:
+        try:
+            return await self.prune()
+        except Exception:
+            log.exception("could not prune checkpoints")
+            return 0
+
+    async def close(self) -> None:
+        """Stop a pruning under way (it is safe to stop anywhere: it only deletes what nothing refers to)."""
+        if self._pruning is not None:
+            self._pruning.cancel()
+            await asyncio.gather(self._pruning, return_exceptions=True)
 
     def _after(self, pending: Pending) -> list[CheckpointFileRow]:
         repo = pending.repo
@@ -377,6 +405,13 @@ def _relative(path: Path, workspace: Path) -> str | None:
 def _current(path: Path, max_bytes: int) -> tuple[State, bytes | None]:
     state, data = read_state(path, max_bytes)
     return state, data
+
+
+def _number(path: Path) -> int:
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return 0
 
 
 def _stamp(path: Path) -> tuple[int, int]:
