@@ -460,3 +460,35 @@ async def test_the_session_diff_shows_what_commands_changed_too(
     # Taken back, a change leaves the diff.
     await core.runtime.undo(SessionUndoParams(session_id=sid, apply=True))
     assert "second.txt" not in {c.path for c in (await core.runtime.session_diff(sid)).files}
+
+
+async def test_a_large_file_a_command_makes_is_left_out(
+    harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path
+) -> None:
+    (workspace / "a.txt").write_text("a\n")
+    mock_llm.set_script(
+        [
+            bash("echo b > b.txt"),  # the folder's first snapshot happens before this one
+            bash("head -c 5000 /dev/zero > big.bin && echo c > c.txt"),
+            MockResponse(text="done"),
+        ]
+    )
+    core = await harness.core(env={"COWORK_CHECKPOINTS__MAX_FILE_MB": str(2000 / 1024 / 1024)})
+    sid = await yolo_session(harness, core)
+    await turn(harness, core, sid, "go")
+    listed = (await core.runtime.list_checkpoints(sid)).checkpoints
+    assert [c.files for c in listed] == [["c.txt"], ["b.txt"]]  # big.bin was never read into the shadow repository
+    await core.runtime.undo(SessionUndoParams(session_id=sid, apply=True))
+    assert not (workspace / "c.txt").exists() and (workspace / "big.bin").stat().st_size == 5000
+
+
+async def test_a_file_name_that_is_not_utf8_does_not_lose_the_checkpoint(
+    harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path
+) -> None:
+    mock_llm.set_script([bash("printf x > $(printf 'bad\\377name') && echo ok > ok.txt"), MockResponse(text="done")])
+    core = await harness.core()
+    sid = await yolo_session(harness, core)
+    await turn(harness, core, sid, "go")
+    assert os.fsdecode(b"bad\xffname") in os.listdir(workspace)
+    (listed,) = (await core.runtime.list_checkpoints(sid)).checkpoints
+    assert listed.files == ["ok.txt"]

@@ -172,8 +172,9 @@ class Checkpoints:
     def repo(self, workspace: Path) -> ShadowRepo:
         """The folder's shadow repository (one object per folder, so it is set up once per process)."""
         repo = self._repos.get(workspace)
-        if repo is None or repo.exclude != self.config.exclude:
-            repo = ShadowRepo(ShadowRepo.location(self._home, workspace), workspace, list(self.config.exclude))
+        if repo is None or repo.exclude != self.config.exclude or repo.max_bytes != self._max_bytes:
+            location = ShadowRepo.location(self._home, workspace)
+            repo = ShadowRepo(location, workspace, list(self.config.exclude), max_bytes=self._max_bytes)
             self._repos[workspace] = repo
         return repo
 
@@ -288,8 +289,13 @@ class Checkpoints:
         if pending.tree is not None:
             with repo.lock:
                 changes = repo.changes_since(pending.tree)
+            unnamed = [c.path for c in changes if not _storable(c.path)]
+            if unnamed:
+                log.warning("%d changed file(s) with names that are not UTF-8 are not checkpointed", len(unnamed))
             return [
-                CheckpointFileRow(c.path, c.before.blob, c.before.mode, c.after.blob, c.after.mode) for c in changes
+                CheckpointFileRow(c.path, c.before.blob, c.before.mode, c.after.blob, c.after.mode)
+                for c in changes
+                if _storable(c.path)
             ]
         out = []
         for rel, before in (pending.files or {}).items():
@@ -407,6 +413,15 @@ def _current(path: Path, max_bytes: int) -> tuple[State, bytes | None]:
     return state, data
 
 
+def _storable(path: str) -> bool:
+    """Whether a path can be stored as text (a name that is not UTF-8 decodes to lone surrogates)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _number(path: Path) -> int:
     try:
         return int(path.read_text().strip())
@@ -506,13 +521,8 @@ def _survey(repo: ShadowRepo, max_bytes: int, max_files: int) -> str | None:
             except OSError:
                 continue
     if large:
-        write_private(repo.git_dir / "info" / "large-files", "".join(_escape(rel) + "\n" for rel in large))
-        repo.ensure(again=True)
+        repo.exclude_paths(large)
     return None
-
-
-def _escape(pattern: str) -> str:
-    return "".join("\\" + c if c in "*?[]!#\\ " else c for c in pattern)
 
 
 def _prune_repo(repo: ShadowRepo, keep: set[str]) -> None:

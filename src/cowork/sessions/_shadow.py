@@ -110,10 +110,12 @@ _LOCKS_GUARD = threading.Lock()
 class ShadowRepo:
     """The shadow repository of one folder. Its methods block (run them in a thread); one at a time per folder."""
 
-    def __init__(self, git_dir: Path, workspace: Path, exclude: list[str]) -> None:
+    def __init__(self, git_dir: Path, workspace: Path, exclude: list[str], *, max_bytes: int | None = None) -> None:
         self.git_dir = git_dir
         self.workspace = workspace
         self.exclude = exclude
+        self.max_bytes = max_bytes
+        """Files larger than this that appear in the folder are left out of snapshots (None: no limit)."""
         self._ready = False
         with _LOCKS_GUARD:
             self.lock = _LOCKS.setdefault(git_dir, threading.Lock())
@@ -190,14 +192,41 @@ class ShadowRepo:
 
     def snapshot(self) -> str:
         """The folder as it is now, as a tree id (its new content kept)."""
-        self._git("add", "--all", "--ignore-errors", "--", ".")
+        self._add_all()
         return self._git("write-tree").decode().strip()
 
     def changes_since(self, before: str) -> list[Change]:
         """What differs between a tree and the folder as it is now, path by path (its new content kept; a rename
         is a deletion and an addition)."""
-        self._git("add", "--all", "--ignore-errors", "--", ".")
+        self._add_all()
         return _parse_raw(self._git("diff-index", "--cached", "-z", "--no-renames", before))
+
+    def _add_all(self) -> None:
+        """`git add -A`, after leaving out new files larger than `max_bytes` (a download, a build artefact): git
+        would read, hash and compress every byte of them."""
+        if self.max_bytes is not None:
+            large = []
+            for raw in self._git("ls-files", "--others", "--exclude-standard", "-z").split(b"\0"):
+                if not raw:
+                    continue
+                try:
+                    if os.lstat(self.workspace / os.fsdecode(raw)).st_size > self.max_bytes:
+                        large.append("/" + os.fsdecode(raw))
+                except OSError:
+                    continue
+            if large:
+                self.exclude_paths(large)
+        self._git("add", "--all", "--ignore-errors", "--", ".")
+
+    def exclude_paths(self, paths: list[str]) -> None:
+        """Leave these paths (`/` + relative to the folder) out of every later snapshot."""
+        listed = self.git_dir / "info" / "large-files"
+        try:
+            known = listed.read_text()
+        except FileNotFoundError:
+            known = ""
+        write_private(listed, known + "".join(_escape(path) + "\n" for path in paths))
+        self.ensure(again=True)
 
     # -- objects --------------------------------------------------------------------------------------------------
 
@@ -270,6 +299,11 @@ class ShadowRepo:
                 except OSError:
                     pass
         return total
+
+
+def _escape(pattern: str) -> str:
+    """A path as a gitignore pattern that matches only itself."""
+    return "".join("\\" + c if c in "*?[]!#\\ " else c for c in pattern)
 
 
 def _parse_raw(out: bytes) -> list[Change]:
