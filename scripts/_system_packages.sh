@@ -1,7 +1,9 @@
 # Sourced by scripts/test: system packages the tests use, installed when missing and when we can (root + apt).
 #   bubblewrap: the shell sandbox (its tests are skipped, with the reason, where it cannot be installed)
 #   chromium: the browser the web UI tests drive through Playwright (never a downloaded browser)
+#   git: checkpoints snapshot a folder with it before and after a shell command (cowork.sessions._shadow)
 need=()
+command -v git >/dev/null 2>&1 || need+=(git)
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then

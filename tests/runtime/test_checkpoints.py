@@ -492,3 +492,30 @@ async def test_a_file_name_that_is_not_utf8_does_not_lose_the_checkpoint(
     assert os.fsdecode(b"bad\xffname") in os.listdir(workspace)
     (listed,) = (await core.runtime.list_checkpoints(sid)).checkpoints
     assert listed.files == ["ok.txt"]
+
+
+async def test_without_git_edits_and_writes_are_still_checkpointed(
+    harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (workspace / "a.txt").write_text("before\n")
+    mock_llm.set_script(
+        [
+            call("write", filePath="a.txt", content="after\n"),
+            bash("echo c > c.txt"),  # not checkpointed: snapshots need git
+            MockResponse(text="done"),
+        ]
+    )
+    core = await harness.core()
+    sid = await yolo_session(harness, core)
+    with monkeypatch.context() as patched:
+        patched.setattr("cowork.sessions._shadow.git_path", lambda: None)
+        await turn(harness, core, sid, "go")
+        (listed,) = (await core.runtime.list_checkpoints(sid)).checkpoints
+        assert listed.tool == "write"
+        await core.runtime.undo(SessionUndoParams(session_id=sid, apply=True))
+        assert (workspace / "a.txt").read_text() == "before\n" and (workspace / "c.txt").exists()
+
+    # Once git is there, the folder's repository is made properly and commands are checkpointed too.
+    mock_llm.set_script([bash("echo d > d.txt"), MockResponse(text="done")])
+    await turn(harness, core, sid, "again")
+    assert (await core.runtime.list_checkpoints(sid)).checkpoints[0].files == ["d.txt"]

@@ -34,6 +34,7 @@ __all__ = [
     "ShadowRepo",
     "State",
     "blob_id",
+    "git_path",
     "read_state",
     "write_private",
 ]
@@ -75,8 +76,13 @@ class Change:
     after: State
 
 
-class GitMissing(RuntimeError):
+class GitMissing(OSError):
     """git is not installed: shell commands cannot be checkpointed."""
+
+
+def git_path() -> str | None:
+    """The git executable, if installed."""
+    return shutil.which("git")
 
 
 def blob_id(data: bytes) -> str:
@@ -140,7 +146,7 @@ class ShadowRepo:
         }
 
     def _git(self, *args: str, stdin: bytes | None = None, work_tree: bool = True) -> bytes:
-        git = shutil.which("git")
+        git = git_path()
         if git is None:
             raise GitMissing("git is not installed")
         env = self._env()
@@ -167,18 +173,23 @@ class ShadowRepo:
             for folder in (self.git_dir.parent, self.git_dir):
                 folder.mkdir(parents=True, exist_ok=True, mode=0o700)
                 folder.chmod(0o700)
-            self._git("init", "--quiet", "--bare", "--shared=0600", str(self.git_dir), work_tree=False)
-            for key, value in (
-                ("core.bare", "false"),
-                ("core.autocrlf", "false"),
-                ("core.symlinks", "true"),
-                ("core.fsmonitor", "false"),
-                ("core.untrackedCache", "true"),
-                ("core.quotePath", "false"),
-                ("gc.auto", "0"),
-                ("index.version", "4"),
-            ):
-                self._git("config", key, value)
+            if git_path() is None:
+                # Without git, file tools' checkpoints still work (their content is written and read here);
+                # the repository is made properly once git is there.
+                (self.git_dir / "objects").mkdir(exist_ok=True, mode=0o700)
+            else:
+                self._git("init", "--quiet", "--bare", "--shared=0600", str(self.git_dir), work_tree=False)
+                for key, value in (
+                    ("core.bare", "false"),
+                    ("core.autocrlf", "false"),
+                    ("core.symlinks", "true"),
+                    ("core.fsmonitor", "false"),
+                    ("core.untrackedCache", "true"),
+                    ("core.quotePath", "false"),
+                    ("gc.auto", "0"),
+                    ("index.version", "4"),
+                ):
+                    self._git("config", key, value)
         _write_if_changed(self.git_dir / "cowork-folder", str(self.workspace))  # whose repository this is (pruning)
         info = self.git_dir / "info"
         info.mkdir(exist_ok=True, mode=0o700)
