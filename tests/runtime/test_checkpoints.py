@@ -143,7 +143,7 @@ async def test_undo_then_rewind_restore_the_exact_bytes(
     assert error.value.code == ErrorCode.NOTHING_TO_UNDO
     assert all(c.undone for c in (await core.runtime.list_checkpoints(sid)).checkpoints)
     logs = [p.text for p in harness.payloads(sid, LogLine) if p.operation_id is None]
-    assert logs[0].startswith("Took back the last change (write): restored second.txt")
+    assert logs[0].startswith("Took back the last change (write): second.txt is as before.")
     assert logs[1].startswith("Took back 3 change(s)")
 
 

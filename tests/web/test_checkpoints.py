@@ -89,7 +89,9 @@ async def test_undo_shows_the_diff_and_asks_first(
     await expect(page.get_by_test_id("toast").filter(has_text="Undone: 1 file back as it was.")).to_be_visible()
     assert notes.read_text(encoding="utf-8") == NOTES
     # Every client sees it in the transcript (the server's log line).
-    await expect(page.get_by_test_id("note-log")).to_have_text("Took back the last change (edit): restored notes.txt.")
+    await expect(page.get_by_test_id("note-log")).to_have_text(
+        "Took back the last change (edit): notes.txt is as before."
+    )
 
     # One change further back: the file with the odd name, its name and content shown as text.
     await command(page, "/undo")
@@ -214,7 +216,7 @@ async def test_rewind_files_stays_and_errors_change_nothing(
     await expect(dialog).to_have_accessible_name("Rewind to before your message 2?")
     await expect(dialog.locator('[data-path="b.txt"]')).to_have_attribute("data-status", "deleted")
     await dialog.get_by_test_id("rewind-files").click()
-    await expect(page.get_by_test_id("note-log")).to_have_text("Took back the last change (write): restored b.txt.")
+    await expect(page.get_by_test_id("note-log")).to_have_text("Took back the last change (write): b.txt is as before.")
     assert not (workspace / "b.txt").exists()
     assert page.url == source
     await expect(page.get_by_test_id("composer")).to_have_value("")

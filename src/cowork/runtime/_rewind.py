@@ -204,7 +204,8 @@ async def _record(ops: Operations, session_id: str, plan: RestorePlan, restored:
     calls = len(plan.checkpoints)
     files = ", ".join(restored[:10]) + (f" and {len(restored) - 10} more" if len(restored) > 10 else "")
     what = f"{calls} change(s)" if calls != 1 else f"the last change ({plan.checkpoints[0].tool})"
-    text = f"Took back {what}: " + (f"restored {files}." if restored else "the files already held what they held.")
+    verb = "is" if len(restored) == 1 else "are"
+    text = f"Took back {what}: " + (f"{files} {verb} as before." if restored else "the files were already as before.")
     note = (
         f"[Cowork: the user took back {what} made in this conversation to the folder's files"
         + (f"; restored: {files}" if restored else "")
