@@ -3,16 +3,19 @@
 the folder be taken back."""
 
 from ._bus import EventBus, Subscriber
-from ._checkpoints import Checkpoints, Pending, RestorePlan
+from ._checkpoints import Checkpoints, Pending
 from ._export import EXPORT_FORMAT
 from ._journal import Journal, Mutation
+from ._restore import RestorePlan
 from ._service import AUTO_MODEL, SessionService, event_from_row, new_id, session_not_found
 from ._settings import SessionFlags, SessionSettings
+from ._shadow import GIT_MISSING, git_path
 from ._todos import TodoList
 
 __all__ = [
     "AUTO_MODEL",
     "EXPORT_FORMAT",
+    "GIT_MISSING",
     "Checkpoints",
     "EventBus",
     "Journal",
@@ -25,6 +28,7 @@ __all__ = [
     "Subscriber",
     "TodoList",
     "event_from_row",
+    "git_path",
     "new_id",
     "session_not_found",
 ]

@@ -26,6 +26,7 @@ from pathlib import Path
 
 __all__ = [
     "ABSENT",
+    "GIT_MISSING",
     "MODE_FILE",
     "MODE_LINK",
     "NOT_KEPT",
@@ -78,6 +79,10 @@ class Change:
 
 class GitMissing(OSError):
     """git is not installed: shell commands cannot be checkpointed."""
+
+
+GIT_MISSING = "git is not installed: shell commands are not checkpointed (edits and writes are)"
+"""What the log and `health` say when git is missing."""
 
 
 def git_path() -> str | None:
