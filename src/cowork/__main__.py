@@ -8,7 +8,7 @@ from pathlib import Path
 
 # Argument definitions only: each command imports what it runs once it is chosen (below), so `cowork serve` loads
 # no client and `cowork --help` neither client nor server.
-from cowork.clients.cli.args import add_repl_arguments, add_run_parser
+from cowork.clients.cli.args import add_doctor_parser, add_repl_arguments, add_run_parser
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -41,6 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     restore.add_argument("file", type=Path, help="the backup to restore")
     restore.add_argument("--yes", action="store_true", help="do not ask first")
     add_run_parser(sub)
+    add_doctor_parser(sub)
     parser.add_argument("--version", action="version", version=f"cowork {_version()}")
     return parser
 
@@ -85,6 +86,10 @@ def main(argv: list[str] | None = None) -> None:
 
         home = cowork_home()
         code = main_restore(home, args.file, yes=args.yes, server_running=running_server(home) is not None)
+    elif args.command == "doctor":
+        from cowork.doctor import main as doctor_main
+
+        code = doctor_main(workspace=args.workspace, network=args.network, as_json=args.json)
     elif args.command == "run":
         from cowork.clients.cli.main import main_run
 

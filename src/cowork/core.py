@@ -22,6 +22,7 @@ import anyio.to_thread
 
 from cowork.config import LoadedConfig
 from cowork.credentials import CredentialStore
+from cowork.health import check_health
 from cowork.lazy import HEAVY_IMPORTS
 from cowork.mcp import McpHypervisor, Notices
 from cowork.mcp._oauth import OAuthManager
@@ -30,7 +31,7 @@ from cowork.models import ModelCache, ModelSelector, ModelTarget, cost_of, estim
 from cowork.models import preload as preload_model
 from cowork.policy import ToolPolicies
 from cowork.prompts import gather_prompt_extras
-from cowork.protocol import ProtocolError
+from cowork.protocol import HealthResult, ProtocolError
 from cowork.providers import ModelChoices, ProviderService
 from cowork.runtime import RunnerDeps, Runtime, TurnRouter
 from cowork.runtime import preload as preload_runtime
@@ -173,6 +174,10 @@ class Core:
         await self.mcp.start()
         await self.mcp_installs.load()
         self.checkpoints.prune_soon()
+
+    async def health(self) -> HealthResult:
+        """How each subsystem stands now (see `cowork.health`): cheap, read live, no network request."""
+        return await check_health(self)
 
     async def warm_up(self) -> None:
         """Load now what the first turn would: pydantic-ai's model layer and the executors, the default provider's

@@ -107,6 +107,20 @@ def test_no_provider_is_explained_readably(workspace: Path, cli_env: dict[str, s
     assert child.exitstatus == 0
 
 
+def test_degraded_subsystems_are_shown_once_under_the_banner(workspace: Path, cli_env: dict[str, str]) -> None:
+    child = spawn(workspace, cli_env | {"COWORK_TOOLS__SANDBOX__BWRAP_PATH": str(workspace / "no-bwrap")})
+    child.expect(PROMPT)
+    start = " ".join(plain(child.before).replace("│", " ").split())
+    assert "! providers: No model provider is connected." in start
+    # The sandbox is degraded too, and said once: by its note, which the banner shows anyway.
+    assert start.count("bubblewrap (bwrap) was not found") == 1 and "! sandbox" not in start
+    assert "! mcp" not in start and "! embedder" not in start  # not configured, not built: quiet
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
 def test_ctrl_c_cancels_the_running_turn(workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str]) -> None:
     mock_llm.set_script(
         [MockResponse(text="tick " * 2000, chunk_size=5, chunk_delay_s=0.01), MockResponse(text="fresh")]

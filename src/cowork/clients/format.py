@@ -19,6 +19,8 @@ from cowork.protocol import (
     AgentSpawned,
     BudgetWarning,
     ContextCompressed,
+    HealthResult,
+    InitializeResult,
     ModelRetry,
     OperationStatus,
     ReceivedPayload,
@@ -47,6 +49,7 @@ __all__ = [
     "conflict_warning",
     "context_compressed",
     "cost",
+    "degraded_lines",
     "diff_text",
     "fork_number",
     "model_retry",
@@ -174,6 +177,17 @@ def cancelled(reason: str | None) -> Text:
 def unknown_event(p: UnknownPayload) -> Text:
     """The neutral line for an event this client cannot read (a newer server's type, or a malformed one)."""
     return Text(f"· event {p.type}" + (f" (unreadable: {p.problem})" if p.problem else ""), style="dim")
+
+
+def degraded_lines(health: HealthResult, init: InitializeResult) -> list[Text]:
+    """One line per degraded subsystem (`! mcp: …`); nothing when all is well. The sandbox is left out when the
+    client shows `capabilities.sandboxNote` already (the same words)."""
+    said = {"sandbox"} if init.capabilities.sandbox_note else set()
+    return [
+        Text(f"! {s.name}: {s.reason or 'degraded'}", style="yellow")
+        for s in health.subsystems
+        if s.status == "degraded" and s.name not in said
+    ]
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

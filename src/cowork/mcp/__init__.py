@@ -1,6 +1,6 @@
 """MCP: the hypervisor (servers, their status and tools), OAuth and the install state machine."""
 
-from ._config import ConfigFileError, ServerConfig, load_file
+from ._config import ConfigFileError, ServerConfig, load_file, merge_layers
 from ._hypervisor import McpHypervisor, trust_key
 from ._notices import Notices
 from ._server import AuthProvider, McpServer, McpUnavailable
@@ -17,6 +17,7 @@ __all__ = [
     "Notices",
     "ServerConfig",
     "load_file",
+    "merge_layers",
     "start_sign_in",
     "tool_name",
     "trust_key",

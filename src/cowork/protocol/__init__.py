@@ -39,6 +39,8 @@ from ._events import (
     Usage,
     UserMessage,
 )
+from ._health import *  # noqa: F403
+from ._health import __all__ as _health_all
 from ._jsonrpc import (
     Frame,
     Incoming,
@@ -123,6 +125,7 @@ __all__ = [
     "render_protocol_markdown",
     "request",
     "success_response",
+    *_health_all,
     *_mcp_all,
     *_mcp_install_all,
     *_methods_all,

@@ -15,6 +15,7 @@ from pydantic import Field, model_validator
 from ._base import Count, OsText, Params, WireModel
 from ._commands import SlashCommand
 from ._events import SessionEvent
+from ._health import HealthResult
 from ._mcp import (
     McpAddParams,
     McpListResult,
@@ -638,6 +639,13 @@ METHODS: dict[str, MethodSpec] = {
             "First call of a connection: protocol version, server info, capabilities and the public config.",
         ),
         _spec("ping", EmptyParams, PingResult, "Liveness check."),
+        _spec(
+            "health",
+            EmptyParams,
+            HealthResult,
+            "Each subsystem (store, providers, MCP, sandbox, checkpoints, …) ready, degraded or disabled, and why; "
+            "read live on each call, without network requests. `/healthz` gives the statuses without the reasons.",
+        ),
         _spec("session/create", SessionCreateParams, SessionInfo, "Create a session.", "workspace_not_found"),
         _spec(
             "session/list",

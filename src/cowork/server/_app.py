@@ -129,7 +129,14 @@ def create_app(state: ServerState) -> Starlette:
 
     async def healthz(_request: Request) -> Response:
         # `idle`: no client connected and no turn running, so a client may restart it (with its own settings).
-        return JSONResponse({"status": "ok", "pid": os.getpid(), "idle": state.idle()})
+        # `subsystems`: statuses only; the reasons (paths, server names, errors) go to authenticated callers
+        # (`health`), as anyone on the machine may read this.
+        body: dict[str, object] = {"status": "ok", "pid": os.getpid(), "idle": state.idle()}
+        try:  # clients find a live server by this answer: a failing check must not make it look dead
+            body["subsystems"] = {s.name: s.status for s in (await core.health()).subsystems}
+        except Exception:
+            log.exception("health check failed")
+        return JSONResponse(body)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:

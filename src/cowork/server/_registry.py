@@ -25,6 +25,7 @@ HANDLERS: Mapping[str, Handler] = MappingProxyType(
     {
         "initialize": server.initialize,
         "ping": server.ping,
+        "health": server.health,
         "session/create": sessions.session_create,
         "session/compact": sessions.session_compact,
         "session/diff": sessions.session_diff,

@@ -10,6 +10,7 @@ import asyncio
 import logging
 import os
 import stat
+import urllib.parse
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -22,7 +23,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.pool import StaticPool
+from sqlalchemy.pool import NullPool, StaticPool
 
 __all__ = ["Database"]
 
@@ -113,6 +114,20 @@ class Database:
         path.parent.mkdir(parents=True, exist_ok=True)
         _private_database_files(path)
         return cls(_sqlite_engine(path, writer=True), _sqlite_engine(path, writer=False))
+
+    @classmethod
+    def sqlite_readonly(cls, path: Path) -> Database:
+        """Open an existing SQLite database file for reading only (`cowork doctor`): nothing is created or re-moded.
+
+        Raises:
+            FileNotFoundError: there is no database at `path`.
+        """
+        if not path.is_file():
+            raise FileNotFoundError(path)
+        # SQLite's URI form is the only way to say read-only; `uri=true` tells SQLAlchemy to pass it on as one.
+        url = f"sqlite:///file:{urllib.parse.quote(str(path))}?mode=ro&uri=true"
+        engine = sa.create_engine(url, poolclass=NullPool, connect_args={"check_same_thread": False})
+        return cls(engine, engine, max_readers=1)
 
     @classmethod
     def memory(cls) -> Database:

@@ -142,6 +142,17 @@ async def test_what_is_sent_before_the_session_is_open_is_sent_once_it_is(
     assert request.messages[-1] == {"role": "user", "content": "first\n\nsecond"}
 
 
+async def test_a_degraded_subsystem_is_notified_at_connect(tmp_path: Path, workspace: Path) -> None:
+    with ServerProcess(tmp_path / "bare-home", workspace) as bare:  # no provider connected
+        app = app_for(bare, workspace)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: any(n.title == "degraded" for n in app._notifications))
+            note = next(n for n in app._notifications if n.title == "degraded")
+            assert note.severity == "warning"
+            assert str(note.message).startswith("! providers: No model provider is connected.")
+            assert "! mcp" not in str(note.message)  # no server configured: disabled, not degraded
+
+
 async def test_a_rejection_tells_the_model_why(
     server: ServerProcess, workspace: Path, mock_llm: MockLLMServer, tmp_path: Path
 ) -> None:

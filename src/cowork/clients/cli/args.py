@@ -1,4 +1,4 @@
-"""The `cowork` command line's arguments: the REPL's, `cowork run`'s and `cowork tui`'s.
+"""The `cowork` command line's arguments: the REPL's, `cowork run`'s, `cowork tui`'s and `cowork doctor`'s.
 
 Only argparse here, so `cowork --help` and `cowork serve` parse their arguments without loading a client.
 """
@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_repl_arguments", "add_run_parser", "add_tui_parser"]
+__all__ = ["add_doctor_parser", "add_repl_arguments", "add_run_parser", "add_tui_parser"]
 
 
 def add_repl_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,3 +49,18 @@ def add_tui_parser(sub: Any) -> None:
     """Register `cowork tui` (the Textual UI; see docs/tui.md)."""
     tui = sub.add_parser("tui", help="the terminal UI: sessions, chat, approvals, todos, models, MCP (docs/tui.md)")
     add_repl_arguments(tui)
+
+
+def add_doctor_parser(sub: Any) -> None:
+    """Register `cowork doctor` (checks the machine and configuration without a server; see docs/doctor.md)."""
+    doctor = sub.add_parser(
+        "doctor",
+        help="check Python, the state folder, config, sandbox, git, providers, MCP servers (docs/doctor.md)",
+        description="Check the machine and configuration, each with a verdict and a fix; needs no running server. "
+        "Exit code 0 when there is no problem (warnings allowed), 1 when there is one.",
+    )
+    doctor.add_argument(
+        "--workspace", "-w", type=Path, default=None, help="folder whose config to check (default: current)"
+    )
+    doctor.add_argument("--network", action="store_true", help="also reach each connected provider (short timeout)")
+    doctor.add_argument("--json", action="store_true", help='print [{"check", "status", "detail", "fix"}] as JSON')

@@ -33,6 +33,7 @@ from cowork.clients.format import (
     PLAN_ON,
     SafeConsole,
     clean,
+    degraded_lines,
     diff_text,
     fork_number,
     render_todos,
@@ -56,6 +57,7 @@ from cowork.protocol import (
     ErrorEvent,
     EventsReplayParams,
     Guardrail,
+    HealthResult,
     InitializeParams,
     InitializeResult,
     LogLine,
@@ -232,6 +234,18 @@ class Repl:
             self.console.print(Text(f"⚠ {warning}", style="bold yellow"))
         if self.session.yolo if self.session is not None else self.options.yolo:
             self.yolo_banner()
+
+    async def show_health(self, init: InitializeResult) -> None:
+        """A line per degraded subsystem under the banner; quietly nothing when all is well or the server (an older
+        one) cannot say."""
+        if "health" not in init.capabilities.methods:
+            return
+        try:
+            health: HealthResult = await self.rpc.request("health")
+        except (RpcError, ValidationError):
+            return
+        for line in degraded_lines(health, init):
+            self.console.print(line)
 
     # -- turns ------------------------------------------------------------------------------------------------
 
@@ -937,6 +951,7 @@ async def _main_loop(repl: Repl) -> int:
         else:
             await repl.new_session()
         repl.banner(init)
+        await repl.show_health(init)
         await repl.load_names()
         completer = SlashCompleter(
             COMMANDS,

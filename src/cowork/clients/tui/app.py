@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, assert_never
 
+from pydantic import ValidationError
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
@@ -45,6 +46,7 @@ from cowork.protocol import (
     ContextCompressed,
     ErrorEvent,
     Guardrail,
+    HealthResult,
     InitializeParams,
     InitializeResult,
     LogLine,
@@ -292,6 +294,7 @@ class CoworkApp(App[int]):
             self.notify(self.init.capabilities.sandbox_note, title="sandbox", severity="warning", timeout=15)
         for warning in self.init.config.warnings:
             self.notify(warning, title="configuration", severity="warning", timeout=30)
+        await self._notify_degraded(client)
         await self._load_mcp(client)
         if self.session is None:
             resume = self.options.resume if self.options is not None else None
@@ -311,6 +314,20 @@ class CoworkApp(App[int]):
         await self.refresh_sessions()
         self.connected.set()
         self._send_unsent()
+
+    async def _notify_degraded(self, client: RpcClient) -> None:
+        """One notification naming each degraded subsystem and why; nothing when all is well or the server (an older
+        one) cannot say."""
+        assert self.init is not None
+        if "health" not in self.init.capabilities.methods:
+            return
+        try:
+            health: HealthResult = await client.request("health")
+        except (RpcError, ValidationError):
+            return
+        lines = fmt.degraded_lines(health, self.init)
+        if lines:
+            self.notify("\n".join(line.plain for line in lines), title="degraded", severity="warning", timeout=30)
 
     async def _untouched_session(self, client: RpcClient) -> SessionInfo | None:
         """The newest session of this folder nothing happened in yet (no event: no message, no setting changed)

@@ -1,4 +1,4 @@
-"""`initialize` and `ping`: what this server is and offers."""
+"""`initialize`, `ping` and `health`: what this server is and offers, and how it stands."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from cowork.protocol import (
     SLASH_COMMANDS,
     Capabilities,
     EmptyParams,
+    HealthResult,
     InitializeParams,
     InitializeResult,
     PingResult,
@@ -25,7 +26,7 @@ from cowork.protocol import (
 
 from .._peer import Peer
 
-__all__ = ["initialize", "ping"]
+__all__ = ["health", "initialize", "ping"]
 
 _STARTED_AT = datetime.now(UTC)
 """When this server started: this module is loaded while the app is built, before the port opens."""
@@ -75,3 +76,7 @@ async def initialize(core: Core, peer: Peer | None, params: InitializeParams) ->
 
 async def ping(core: Core, peer: Peer | None, params: EmptyParams) -> PingResult:
     return PingResult(time=datetime.now(UTC))
+
+
+async def health(core: Core, peer: Peer | None, params: EmptyParams) -> HealthResult:
+    return await core.health()

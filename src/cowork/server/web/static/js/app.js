@@ -52,7 +52,8 @@ class App {
       nav.append(tab);
     }
     this.workspaceEl = h("span", { class: "workspace" });
-    const header = h("header", { class: "top" }, h("span", { class: "brand" }, "Cowork"), nav, this.workspaceEl, this.statusEl);
+    this.healthEl = h("button", { class: "badge warn health", "data-testid": "health", hidden: true, onclick: () => this.explainHealth() });
+    const header = h("header", { class: "top" }, h("span", { class: "brand" }, "Cowork"), nav, this.workspaceEl, this.healthEl, this.statusEl);
 
     this.search = h("input", { type: "search", placeholder: "Search sessions", "aria-label": "Search sessions", "data-testid": "session-search" });
     this.search.addEventListener("input", () => {
@@ -136,6 +137,7 @@ class App {
       const notes = [init.capabilities.sandboxNote, ...(init.config.warnings || [])].filter(Boolean);
       for (const note of notes) toast(note, "warning", 20000);
     }
+    this.refreshHealth();
     await this.refreshSessions();
     if (this.current) {
       await this.subscribe(this.current); // after a reconnect: only what we missed
@@ -156,9 +158,31 @@ class App {
       if (this.current && params.sessionId === this.current.session.id) this.current.apply(params);
     } else if (method === "mcp/status") {
       this.mcp.onStatus(params);
+      this.refreshHealth(); // a server failing or recovering changes the MCP subsystem's health
     } else if (method === "mcp/install") {
       this.mcp.onInstall(params);
     }
+  }
+
+  // ---- health: a badge in the header naming the degraded subsystems (hidden when all is well) ------------------
+
+  async refreshHealth() {
+    if (this.rpc.state !== "open" || !this.methods().has("health")) return;
+    let result;
+    try {
+      result = await this.rpc.call("health", {});
+    } catch (err) {
+      return;
+    }
+    this.degraded = result.subsystems.filter((s) => s.status === "degraded");
+    const names = this.degraded.map((s) => s.name);
+    this.healthEl.hidden = !names.length;
+    this.healthEl.textContent = `degraded: ${names.join(", ")}`;
+    this.healthEl.title = this.degraded.map((s) => `${s.name}: ${s.reason || "degraded"}`).join("\n");
+  }
+
+  explainHealth() {
+    for (const s of this.degraded || []) toast(`${s.name}: ${s.reason || "degraded"}`, "warning", 20000);
   }
 
   // ---- sessions ------------------------------------------------------------------------------------------------
