@@ -129,14 +129,7 @@ def create_app(state: ServerState) -> Starlette:
 
     async def healthz(_request: Request) -> Response:
         # `idle`: no client connected and no turn running, so a client may restart it (with its own settings).
-        # `subsystems`: statuses only; the reasons (paths, server names, errors) go to authenticated callers
-        # (`health`), as anyone on the machine may read this.
-        body: dict[str, object] = {"status": "ok", "pid": os.getpid(), "idle": state.idle()}
-        try:  # clients find a live server by this answer: a failing check must not make it look dead
-            body["subsystems"] = {s.name: s.status for s in (await core.health()).subsystems}
-        except Exception:
-            log.exception("health check failed")
-        return JSONResponse(body)
+        return JSONResponse({"status": "ok", "pid": os.getpid(), "idle": state.idle(), **await _statuses(core)})
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -156,3 +149,14 @@ def create_app(state: ServerState) -> Starlette:
         middleware=[Middleware(HostCheck)],
         lifespan=lifespan,
     )
+
+
+async def _statuses(core: Core) -> dict[str, object]:
+    """`subsystems` for `/healthz`: statuses only, as anyone on the machine may read it (the reasons, which name
+    paths, servers and errors, go to authenticated callers through `health`). Empty when a check fails: clients
+    find a live server by this answer, and a failing check must not make it look dead."""
+    try:
+        return {"subsystems": {s.name: s.status for s in (await core.health()).subsystems}}
+    except Exception:
+        log.exception("health check failed")
+        return {}
