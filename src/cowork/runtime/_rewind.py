@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 
 import anyio.to_thread
 
@@ -95,7 +96,8 @@ async def undo(ops: Operations, sessions: SessionService, params: SessionUndoPar
 
     Raises:
         ProtocolError: `session_not_found`; `nothing_to_undo`; `busy` (applying while a turn is under way);
-            `files_changed` (applying over files changed outside Cowork, without `force`).
+            `files_changed` (applying over files changed outside Cowork that `overwrite` does not name, without
+            `force`).
     """
     session = await sessions.get_row(params.session_id)
     rows, turns, operations = await ops.deps.db.read(lambda conn: _read(conn, params.session_id))
@@ -148,8 +150,6 @@ async def _restore(
     *,
     sessions: SessionService | None = None,
 ) -> SessionRestoreResult:
-    from pathlib import Path
-
     checkpoints = _checkpoints(ops)
     plan = await checkpoints.plan(Path(workspace), rows)
     infos = [_info(row, numbers) for row in rows]
