@@ -10,17 +10,13 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from cowork.testing.mockllm import MockLLMServer, MockResponse, MockToolCall
+from cowork.testing.mockllm import MockLLMServer, MockResponse, tool_step
 from cowork.testing.server import provider_env
 
 from .test_cli import PROMPT, cli_env, screen, spawn
 
 pytestmark = pytest.mark.slow
 __all__ = ["cli_env"]  # the fixture, imported for these tests
-
-
-def call(name: str, **arguments: object) -> MockResponse:
-    return MockResponse(tool_calls=[MockToolCall(name=name, arguments=arguments)])
 
 
 def said_since(child: pexpect.spawn, mark: int) -> str:
@@ -33,9 +29,9 @@ def test_undo_and_rewind_show_the_diff_ask_then_restore_the_files(
     (workspace / "notes.txt").write_text("alpha\n", encoding="utf-8")
     mock_llm.set_script(
         [
-            call("write", filePath="new.txt", content="made by the agent\n"),
+            tool_step("write", filePath="new.txt", content="made by the agent\n"),
             MockResponse(text="wrote it"),
-            call("edit", filePath="notes.txt", oldString="alpha", newString="ALPHA"),
+            tool_step("edit", filePath="notes.txt", oldString="alpha", newString="ALPHA"),
             MockResponse(text="edited it"),
             MockResponse(text="fresh start"),
         ]

@@ -21,18 +21,10 @@ from cowork.protocol import (
     ToolResult,
 )
 from cowork.testing.core import CoreHarness
-from cowork.testing.mockllm import MockLLMServer, MockResponse, MockToolCall
+from cowork.testing.mockllm import MockLLMServer, MockResponse, bash_step, tool_step
 
 pytestmark = pytest.mark.anyio
 S = OperationStatus
-
-
-def call(name: str, **arguments: object) -> MockResponse:
-    return MockResponse(tool_calls=[MockToolCall(name=name, arguments=arguments)])
-
-
-def bash(command: str) -> MockResponse:
-    return call("bash", command=command, description="test")
 
 
 @pytest.mark.parametrize(
@@ -77,9 +69,9 @@ async def test_allow_for_the_session_covers_later_calls_of_the_same_kind(
 ) -> None:
     mock_llm.set_script(
         [
-            bash("touch one.txt"),
-            bash("touch two.txt"),
-            bash("touch three.txt && touch four.txt"),  # chained: asks although it starts with touch
+            bash_step("touch one.txt"),
+            bash_step("touch two.txt"),
+            bash_step("touch three.txt && touch four.txt"),  # chained: asks although it starts with touch
             MockResponse(text="done"),
         ]
     )
@@ -115,7 +107,7 @@ async def test_allow_for_the_session_covers_later_calls_of_the_same_kind(
 async def test_allowances_survive_a_restart_and_can_be_cleared(
     harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path
 ) -> None:
-    mock_llm.set_script([bash("touch a.txt"), MockResponse(text="ok")])
+    mock_llm.set_script([bash_step("touch a.txt"), MockResponse(text="ok")])
     core = await harness.core()
     sid = await harness.session(core)
     op = await harness.start(core, sid, "one")
@@ -130,21 +122,21 @@ async def test_allowances_survive_a_restart_and_can_be_cleared(
     again: Core = await harness.core()
     harness.watch(again, sid)
     assert (await again.sessions.get(sid)).allowances == ["commands starting with touch"]
-    mock_llm.set_script([bash("touch b.txt"), MockResponse(text="ok")])
+    mock_llm.set_script([bash_step("touch b.txt"), MockResponse(text="ok")])
     op = await harness.start(again, sid, "two", cmid="c2")
     await harness.status(sid, op, S.DONE)
     assert (workspace / "b.txt").exists() and not harness.payloads(sid, ApprovalRequested)
 
     info = await again.settings.update(SessionUpdateParams(session_id=sid, clear_allowances=True))
     assert info.allowances == []
-    mock_llm.set_script([bash("touch c.txt"), MockResponse(text="ok")])
+    mock_llm.set_script([bash_step("touch c.txt"), MockResponse(text="ok")])
     op = await harness.start(again, sid, "three", cmid="c3")
     await harness.status(sid, op, S.WAITING_FOR_HUMAN)
     await approval(harness, sid)
 
 
 async def test_a_dangerous_call_is_never_offered_for_the_session(harness: CoreHarness, mock_llm: MockLLMServer) -> None:
-    mock_llm.set_script([bash("rm -rf build"), MockResponse(text="ok")])
+    mock_llm.set_script([bash_step("rm -rf build"), MockResponse(text="ok")])
     core = await harness.core()
     sid = await harness.session(core)
     op = await harness.start(core, sid, "clean")
@@ -169,9 +161,9 @@ async def test_an_edit_shows_its_diff_before_and_after(
     (workspace / "notes.txt").write_text("alpha\nbeta\ngamma\n", encoding="utf-8")
     mock_llm.set_script(
         [
-            call("edit", filePath="notes.txt", oldString="beta", newString="BETA"),
-            call("write", filePath="new/hello.py", content="print('hi')\n"),
-            call("edit", filePath="../outside.txt", oldString="a", newString="b"),
+            tool_step("edit", filePath="notes.txt", oldString="beta", newString="BETA"),
+            tool_step("write", filePath="new/hello.py", content="print('hi')\n"),
+            tool_step("edit", filePath="../outside.txt", oldString="a", newString="b"),
             MockResponse(text="edited"),
         ]
     )

@@ -26,18 +26,10 @@ from cowork.protocol import (
 from cowork.sessions._shadow import ShadowRepo
 from cowork.store import repos
 from cowork.testing.core import CoreHarness
-from cowork.testing.mockllm import MockLLMServer, MockRequest, MockResponse, MockToolCall
+from cowork.testing.mockllm import MockLLMServer, MockRequest, MockResponse, bash_step, tool_step
 
 pytestmark = pytest.mark.anyio
 S = OperationStatus
-
-
-def call(name: str, **arguments: object) -> MockResponse:
-    return MockResponse(tool_calls=[MockToolCall(name=name, arguments=arguments)])
-
-
-def bash(command: str) -> MockResponse:
-    return call("bash", command=command, description="test")
 
 
 def tree(root: Path) -> dict[str, tuple[bytes, int]]:
@@ -73,17 +65,17 @@ def seed(workspace: Path) -> dict[str, tuple[bytes, int]]:
 
 
 CHANGES = [
-    call("write", filePath="new/a.txt", content="a new file\n"),
-    call("edit", filePath="notes.txt", oldString="beta", newString="BETA"),
-    bash("mv old.txt renamed.txt && rm gone.txt && chmod +x tool.sh && printf '\\000\\001\\002' > image.bin"),
-    bash("ls"),  # changes nothing: no checkpoint
+    tool_step("write", filePath="new/a.txt", content="a new file\n"),
+    tool_step("edit", filePath="notes.txt", oldString="beta", newString="BETA"),
+    bash_step("mv old.txt renamed.txt && rm gone.txt && chmod +x tool.sh && printf '\\000\\001\\002' > image.bin"),
+    bash_step("ls"),  # changes nothing: no checkpoint
     MockResponse(text="changed"),
 ]
 
 
 async def changed_in_two_turns(harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path) -> tuple[Core, str]:
     mock_llm.set_script(
-        [*CHANGES, call("write", filePath="second.txt", content="second turn\n"), MockResponse(text="ok")]
+        [*CHANGES, tool_step("write", filePath="second.txt", content="second turn\n"), MockResponse(text="ok")]
     )
     core = await harness.core()
     sid = await yolo_session(harness, core)
@@ -150,7 +142,7 @@ async def test_undo_then_rewind_restore_the_exact_bytes(
 async def test_files_changed_outside_cowork_refuse_the_restore_until_forced(
     harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path
 ) -> None:
-    mock_llm.set_script([call("write", filePath="a.txt", content="by the agent\n"), MockResponse(text="done")])
+    mock_llm.set_script([tool_step("write", filePath="a.txt", content="by the agent\n"), MockResponse(text="done")])
     (workspace / "a.txt").write_text("mine\n")
     core = await harness.core()
     sid = await yolo_session(harness, core)
@@ -215,7 +207,7 @@ async def test_the_model_is_told_what_was_taken_back(
         said = [str(m["content"]) for m in request.messages if m["role"] == "user"]
         seen.append(said)
         if said[-1] == "write it" and not any(m["role"] == "tool" for m in request.messages):
-            return call("write", filePath="x.txt", content="x\n")
+            return tool_step("write", filePath="x.txt", content="x\n")
         return MockResponse(text="ok")
 
     mock_llm.set_script(script)
@@ -232,7 +224,7 @@ async def test_the_model_is_told_what_was_taken_back(
 
 
 async def test_bad_requests_change_nothing(harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path) -> None:
-    mock_llm.set_script([call("write", filePath="a.txt", content="a\n"), MockResponse(text="done")])
+    mock_llm.set_script([tool_step("write", filePath="a.txt", content="a\n"), MockResponse(text="done")])
     core = await harness.core()
     sid = await yolo_session(harness, core)
     with pytest.raises(ProtocolError) as error:
@@ -258,8 +250,8 @@ async def test_a_restore_never_writes_through_a_link_made_since(
     (workspace / "sub" / "f.txt").write_text("original\n")
     mock_llm.set_script(
         [
-            call("edit", filePath="sub/f.txt", oldString="original", newString="changed"),
-            bash(f"mv sub sub.real && ln -s {outside} sub"),
+            tool_step("edit", filePath="sub/f.txt", oldString="original", newString="changed"),
+            bash_step(f"mv sub sub.real && ln -s {outside} sub"),
             MockResponse(text="done"),
         ]
     )
@@ -279,7 +271,7 @@ async def test_a_restore_never_writes_through_a_link_made_since(
 async def test_checkpoints_are_pruned_with_their_content(
     harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path, home: Path
 ) -> None:
-    mock_llm.set_script([call("write", filePath="a.txt", content="new content\n"), MockResponse(text="done")])
+    mock_llm.set_script([tool_step("write", filePath="a.txt", content="new content\n"), MockResponse(text="done")])
     (workspace / "a.txt").write_text("old content, kept for undo\n")
     core = await harness.core()
     sid = await yolo_session(harness, core)
@@ -300,9 +292,9 @@ async def test_a_turn_under_way_refuses_a_restore(
 ) -> None:
     mock_llm.set_script(
         [
-            call("write", filePath="a.txt", content="a\n"),
+            tool_step("write", filePath="a.txt", content="a\n"),
             MockResponse(text="one"),
-            bash("rm a.txt"),
+            bash_step("rm a.txt"),
             MockResponse(text="two"),
         ]
     )
@@ -331,9 +323,9 @@ async def test_limits_large_files_and_large_folders(
         (workspace / f"f{index}.txt").write_text(f"{index}\n")
     mock_llm.set_script(
         [
-            call("edit", filePath="big.txt", oldString="end", newString="END"),
-            bash("rm f1.txt"),
-            call("write", filePath="f2.txt", content="two\n"),
+            tool_step("edit", filePath="big.txt", oldString="end", newString="END"),
+            bash_step("rm f1.txt"),
+            tool_step("write", filePath="f2.txt", content="two\n"),
             MockResponse(text="done"),
         ]
     )
@@ -352,7 +344,7 @@ async def test_limits_large_files_and_large_folders(
 
     # A higher limit looks at the folder again.
     core.checkpoints.config = core.checkpoints.config.model_copy(update={"max_folder_files": 1000})
-    mock_llm.set_script([bash("rm f3.txt"), MockResponse(text="done")])
+    mock_llm.set_script([bash_step("rm f3.txt"), MockResponse(text="done")])
     await turn(harness, core, sid, "again")
     assert (await core.runtime.list_checkpoints(sid)).checkpoints[0].files == ["f3.txt"]
 
@@ -360,7 +352,7 @@ async def test_limits_large_files_and_large_folders(
 async def test_deleting_a_session_deletes_its_checkpoints_and_then_their_content(
     harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path, home: Path
 ) -> None:
-    mock_llm.set_script([call("write", filePath="a.txt", content="new\n"), MockResponse(text="done")])
+    mock_llm.set_script([tool_step("write", filePath="a.txt", content="new\n"), MockResponse(text="done")])
     (workspace / "a.txt").write_text("old, kept for undo\n")
     core = await harness.core()
     sid = await yolo_session(harness, core)
@@ -378,7 +370,7 @@ async def test_deleting_a_session_deletes_its_checkpoints_and_then_their_content
 async def test_what_a_cancelled_command_changed_can_be_taken_back(
     harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path
 ) -> None:
-    mock_llm.set_script([bash("echo changed > a.txt && rm b.txt && sleep 60"), MockResponse(text="never")])
+    mock_llm.set_script([bash_step("echo changed > a.txt && rm b.txt && sleep 60"), MockResponse(text="never")])
     (workspace / "a.txt").write_text("original\n")
     (workspace / "b.txt").write_text("kept\n")
     core = await harness.core()
@@ -430,7 +422,7 @@ async def test_excluded_folders_do_not_count_towards_the_folder_limit(
     (workspace / "node_modules" / "dep").mkdir(parents=True)
     for index in range(50):
         (workspace / "node_modules" / "dep" / f"m{index}.js").write_text("//\n")
-    mock_llm.set_script([bash("rm f1.txt node_modules/dep/m1.js"), MockResponse(text="done")])
+    mock_llm.set_script([bash_step("rm f1.txt node_modules/dep/m1.js"), MockResponse(text="done")])
     core = await harness.core(env={"COWORK_CHECKPOINTS__MAX_FOLDER_FILES": "20"})
     sid = await yolo_session(harness, core)
     await turn(harness, core, sid, "go")
@@ -468,8 +460,8 @@ async def test_a_large_file_a_command_makes_is_left_out(
     (workspace / "a.txt").write_text("a\n")
     mock_llm.set_script(
         [
-            bash("echo b > b.txt"),  # the folder's first snapshot happens before this one
-            bash("head -c 5000 /dev/zero > big.bin && echo c > c.txt"),
+            bash_step("echo b > b.txt"),  # the folder's first snapshot happens before this one
+            bash_step("head -c 5000 /dev/zero > big.bin && echo c > c.txt"),
             MockResponse(text="done"),
         ]
     )
@@ -485,7 +477,9 @@ async def test_a_large_file_a_command_makes_is_left_out(
 async def test_a_file_name_that_is_not_utf8_does_not_lose_the_checkpoint(
     harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path
 ) -> None:
-    mock_llm.set_script([bash("printf x > $(printf 'bad\\377name') && echo ok > ok.txt"), MockResponse(text="done")])
+    mock_llm.set_script(
+        [bash_step("printf x > $(printf 'bad\\377name') && echo ok > ok.txt"), MockResponse(text="done")]
+    )
     core = await harness.core()
     sid = await yolo_session(harness, core)
     await turn(harness, core, sid, "go")
@@ -500,8 +494,8 @@ async def test_without_git_edits_and_writes_are_still_checkpointed(
     (workspace / "a.txt").write_text("before\n")
     mock_llm.set_script(
         [
-            call("write", filePath="a.txt", content="after\n"),
-            bash("echo c > c.txt"),  # not checkpointed: snapshots need git
+            tool_step("write", filePath="a.txt", content="after\n"),
+            bash_step("echo c > c.txt"),  # not checkpointed: snapshots need git
             MockResponse(text="done"),
         ]
     )
@@ -516,6 +510,6 @@ async def test_without_git_edits_and_writes_are_still_checkpointed(
         assert (workspace / "a.txt").read_text() == "before\n" and (workspace / "c.txt").exists()
 
     # Once git is there, the folder's repository is made properly and commands are checkpointed too.
-    mock_llm.set_script([bash("echo d > d.txt"), MockResponse(text="done")])
+    mock_llm.set_script([bash_step("echo d > d.txt"), MockResponse(text="done")])
     await turn(harness, core, sid, "again")
     assert (await core.runtime.list_checkpoints(sid)).checkpoints[0].files == ["d.txt"]

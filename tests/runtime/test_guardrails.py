@@ -17,14 +17,10 @@ from cowork.protocol import (
     Usage,
 )
 from cowork.testing.core import CoreHarness
-from cowork.testing.mockllm import MockLLMServer, MockResponse, MockToolCall, MockUsage
+from cowork.testing.mockllm import MockLLMServer, MockResponse, MockToolCall, MockUsage, tool_step
 
 pytestmark = pytest.mark.anyio
 S = OperationStatus
-
-
-def call(name: str, **arguments: object) -> MockResponse:
-    return MockResponse(tool_calls=[MockToolCall(name=name, arguments=arguments)])
 
 
 async def guardrail_of(harness: CoreHarness, sid: str, op: str, status: OperationStatus) -> tuple[object, object]:
@@ -36,7 +32,9 @@ async def guardrail_of(harness: CoreHarness, sid: str, op: str, status: Operatio
 async def test_max_steps_pauses_and_continue_allows_more(harness: CoreHarness, mock_llm: MockLLMServer) -> None:
     counter = itertools.count()
     mock_llm.set_script(
-        lambda r: call("peek", label=str(next(counter))) if len(mock_llm.requests) <= 5 else MockResponse(text="done")
+        lambda r: (
+            tool_step("peek", label=str(next(counter))) if len(mock_llm.requests) <= 5 else MockResponse(text="done")
+        )
     )
     core = await harness.core(env={"COWORK_AGENT__MAX_STEPS": "3"})
     sid = await harness.session(core)
@@ -55,7 +53,7 @@ async def test_max_steps_pauses_and_continue_allows_more(harness: CoreHarness, m
 
 
 async def test_stuck_pauses_before_the_third_identical_call(harness: CoreHarness, mock_llm: MockLLMServer) -> None:
-    mock_llm.set_script(lambda r: call("peek", label="same"))
+    mock_llm.set_script(lambda r: tool_step("peek", label="same"))
     core = await harness.core()
     sid = await harness.session(core)
     op = await harness.start(core, sid, "spin")
@@ -110,7 +108,7 @@ async def test_checkin_asks_after_the_wall_time(harness: CoreHarness, mock_llm: 
 
 async def test_error_rate_stops_with_a_summary(harness: CoreHarness, mock_llm: MockLLMServer) -> None:
     counter = itertools.count()
-    mock_llm.set_script(lambda r: call("fail", message=f"broken {next(counter)}"))
+    mock_llm.set_script(lambda r: tool_step("fail", message=f"broken {next(counter)}"))
     core = await harness.core()
     sid = await harness.session(core)
     op = await harness.start(core, sid, "try")

@@ -8,16 +8,12 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, BrowserContext, expect
 
-from cowork.testing.mockllm import MockLLMServer, MockResponse, MockToolCall
+from cowork.testing.mockllm import MockLLMServer, MockResponse, tool_step
 from cowork.testing.server import ServerProcess
 
 from .conftest import open_ui
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
-
-
-def call(name: str, **arguments: object) -> MockResponse:
-    return MockResponse(tool_calls=[MockToolCall(name=name, arguments=arguments)])
 
 
 async def test_an_edit_diff_then_allow_for_session(
@@ -26,9 +22,9 @@ async def test_an_edit_diff_then_allow_for_session(
     (workspace / "notes.txt").write_text("alpha\nbeta\n", encoding="utf-8")
     mock_llm.set_script(
         [
-            call("edit", filePath="notes.txt", oldString="beta", newString="BETA"),
-            call("bash", command="touch one.txt", description="t"),
-            call("bash", command="touch two.txt", description="t"),
+            tool_step("edit", filePath="notes.txt", oldString="beta", newString="BETA"),
+            tool_step("bash", command="touch one.txt", description="t"),
+            tool_step("bash", command="touch two.txt", description="t"),
             MockResponse(text="Tidied."),
         ]
     )
@@ -65,7 +61,7 @@ async def test_a_dangerous_call_is_red_and_enter_rejects_it(
     height: int,
 ) -> None:
     (workspace / "build").mkdir()
-    mock_llm.set_script([call("bash", command="rm -rf build", description="t"), MockResponse(text="Kept it.")])
+    mock_llm.set_script([tool_step("bash", command="rm -rf build", description="t"), MockResponse(text="Kept it.")])
     context = await browser.new_context(viewport={"width": width, "height": height})
     try:
         page = await open_ui(context, server)

@@ -8,7 +8,7 @@ import pytest
 from playwright.async_api import Browser, BrowserContext, expect
 
 from cowork.testing.client import EventClient
-from cowork.testing.mockllm import MockLLMServer, MockResponse, MockToolCall
+from cowork.testing.mockllm import MockLLMServer, MockResponse, tool_step
 from cowork.testing.server import ServerProcess
 
 from .conftest import open_ui
@@ -18,24 +18,20 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 ANSWER = "Here is **the plan**:\n\n- read\n- write\n\n```python\ndef main():\n    return 42  # answer\n```\n\n<b>not bold</b>"
 
 
-def call(name: str, **arguments: object) -> MockResponse:
-    return MockResponse(tool_calls=[MockToolCall(name=name, arguments=arguments)])
-
-
 async def test_turn_with_approval_question_todos_and_sessions(
     context: BrowserContext, server: ServerProcess, mock_llm: MockLLMServer, artifacts: Path
 ) -> None:
     mock_llm.set_script(
         [
-            call(
+            tool_step(
                 "todoWrite",
                 todos=[
                     {"content": "Mark it", "status": "in_progress", "activeForm": "Marking it"},
                     {"content": "Ask", "status": "pending", "activeForm": "Asking"},
                 ],
             ),
-            call("mark", label="web"),
-            call("ask", question="Which colour?", options=["red", "blue"]),
+            tool_step("mark", label="web"),
+            tool_step("ask", question="Which colour?", options=["red", "blue"]),
             MockResponse(text=ANSWER, chunk_size=4, chunk_delay_s=0.005),
         ]
     )
@@ -101,7 +97,7 @@ async def test_turn_with_approval_question_todos_and_sessions(
 async def test_two_clients_see_one_stream(
     context: BrowserContext, server: ServerProcess, mock_llm: MockLLMServer
 ) -> None:
-    mock_llm.set_script([call("mark", label="shared"), MockResponse(text="both saw it")])
+    mock_llm.set_script([tool_step("mark", label="shared"), MockResponse(text="both saw it")])
     client = await EventClient.connect(server.address)
     try:
         sid = (await client.call("session/create", {"title": "shared"}))["id"]
@@ -123,7 +119,7 @@ async def test_two_clients_see_one_stream(
         assert await client.wait_turn_end(op) == "done"
 
         # And the other way round: a turn from the page, an approval on the page, the other client sees both.
-        mock_llm.set_script([call("mark", label="again"), MockResponse(text="page turn done")])
+        mock_llm.set_script([tool_step("mark", label="again"), MockResponse(text="page turn done")])
         client.events.clear()
         await page.get_by_test_id("composer").fill("from the page")
         await page.get_by_test_id("composer").press("Enter")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, expect
 
-from cowork.testing.mockllm import MockLLMServer, MockResponse, MockToolCall
+from cowork.testing.mockllm import MockLLMServer, MockResponse, tool_step
 from cowork.testing.server import ServerProcess
 
 from .conftest import open_ui
@@ -19,10 +19,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 NOTES = "alpha\nbeta\n"
 ODD = "<img src=x onerror=alert(1)>.txt"  # a real file name; shown as text, never as an image
-
-
-def call(name: str, **arguments: object) -> MockResponse:
-    return MockResponse(tool_calls=[MockToolCall(name=name, arguments=arguments)])
 
 
 async def turn(page: Page, text: str, answer: str, approvals: int) -> None:
@@ -49,8 +45,8 @@ async def test_undo_shows_the_diff_and_asks_first(
     notes.write_text(NOTES, encoding="utf-8")
     mock_llm.set_script(
         [
-            call("write", filePath=ODD, content="<b>not bold</b>\n"),
-            call("edit", filePath="notes.txt", oldString="beta", newString="BETA"),
+            tool_step("write", filePath=ODD, content="<b>not bold</b>\n"),
+            tool_step("edit", filePath="notes.txt", oldString="beta", newString="BETA"),
             MockResponse(text="Edited."),
         ]
     )
@@ -127,9 +123,9 @@ async def test_rewind_both_goes_on_in_a_new_session_with_the_files_as_they_were(
     long_lines = "".join(f"line {i}: {'word ' * 30}\n" for i in range(40))  # wide and long: the dialog scrolls
     mock_llm.set_script(
         [
-            call("write", filePath="plan/today.md", content=long_lines),
+            tool_step("write", filePath="plan/today.md", content=long_lines),
             MockResponse(text="One."),
-            call("edit", filePath="notes.txt", oldString="beta", newString="BETA"),
+            tool_step("edit", filePath="notes.txt", oldString="beta", newString="BETA"),
             MockResponse(text="Two."),
         ]
     )
@@ -194,7 +190,7 @@ async def test_rewind_files_stays_and_errors_change_nothing(
     mock_llm.set_script(
         [
             MockResponse(text="Nothing changed."),
-            call("write", filePath="b.txt", content="b\n"),
+            tool_step("write", filePath="b.txt", content="b\n"),
             MockResponse(text="Wrote b."),
         ]
     )

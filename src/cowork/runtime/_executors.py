@@ -65,8 +65,6 @@ _POLICY_SECONDS = 10.0
 credential stores) are outside what any tool may change, and each path a tool names is still resolved when used."""
 _POLICIES: dict[tuple[Any, ...], tuple[float, PathPolicy]] = {}
 
-_FILE_TOOLS = frozenset({"write", "edit", "notebookEdit"})
-"""Tools that change exactly the files they name (checkpointed file by file)."""
 _PLAN_MODE = "planMode"
 """Set in a call's `meta` when plan mode refuses it."""
 PLAN_MODE_REFUSAL = (
@@ -323,16 +321,17 @@ class OperationRunner(ModelSteps, HumanSteps):
         tool = self.tools.get(entry.name)
         if tool is None:
             return None
-        if entry.name in _FILE_TOOLS:
+        facts = tool.facts(entry.arguments)
+        if facts.changes_named_files:
             ctx = self._tool_context(entry)
             files = []
-            for raw in tool.facts(entry.arguments).paths:
+            for raw in facts.paths:
                 try:
                     files.append(ctx.write_path(raw))
                 except ToolError:
                     continue  # the tool refuses it when it runs
             return await checkpoints.before(self.workspace, files) if files else None
-        if tool.facts(entry.arguments).shell_command is not None:
+        if facts.shell_command is not None:
             return await checkpoints.before(self.workspace, None)
         return None
 

@@ -103,6 +103,8 @@ class ToolFacts:
     """The call asks for network access the session may not allow."""
     paths: tuple[str, ...] = ()
     """The paths the call reads or writes, as the model wrote them (for path-aware approval)."""
+    changes_named_files: bool = False
+    """The call changes the files `paths` names and nothing else (a checkpoint keeps just those)."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,9 @@ class Tool(ABC, Generic[ParamsT]):
     """The parameters that name a file or folder the call reads or writes."""
     asks_user: ClassVar[bool] = False
     """True for a tool whose answer comes from the user (the operation waits for it instead of running it)."""
+    changes_named_files: ClassVar[bool] = False
+    """True for a file tool that changes the files its path parameters name and nothing else (checkpointed file by
+    file; a shell command is checkpointed by snapshotting the whole folder)."""
 
     def side_effects_of(self, arguments: dict[str, Any]) -> bool:
         """Whether this particular call has side effects; by default the tool's `side_effects`.
@@ -150,6 +155,7 @@ class Tool(ABC, Generic[ParamsT]):
             shell_command=self.shell_command(arguments),
             needs_network=self.needs_network(arguments),
             paths=self.paths(arguments),
+            changes_named_files=self.changes_named_files,
         )
 
     def shell_command(self, arguments: dict[str, Any]) -> str | None:

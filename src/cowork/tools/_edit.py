@@ -60,6 +60,7 @@ adding a paragraph after a heading. Read the file first so oldString matches it 
     params = EditParams
     path_params = ("filePath",)
     side_effects = True
+    changes_named_files = True
 
     async def run(self, params: EditParams, ctx: ToolContext) -> str:
         return await run_blocking(lambda: _edit(params, ctx))

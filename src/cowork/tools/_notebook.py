@@ -74,6 +74,7 @@ edit or write easily breaks that structure, so do not.
     params = NotebookEditParams
     path_params = ("notebookPath",)
     side_effects = True
+    changes_named_files = True
 
     async def run(self, params: NotebookEditParams, ctx: ToolContext) -> str:
         return await run_blocking(lambda: _notebook_edit(params, ctx))

@@ -54,6 +54,7 @@ to rewrite a small file completely when nearly every line changes.
     params = WriteParams
     path_params = ("filePath",)
     side_effects = True
+    changes_named_files = True
 
     async def run(self, params: WriteParams, ctx: ToolContext) -> str:
         return await run_blocking(lambda: _write(params, ctx))

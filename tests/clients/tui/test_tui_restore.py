@@ -12,7 +12,7 @@ import pytest
 from textual.widgets import Input, Static
 
 from cowork.clients.tui.screens import RestoreScreen
-from cowork.testing.mockllm import MockLLMServer, MockResponse, MockToolCall
+from cowork.testing.mockllm import MockLLMServer, MockResponse, tool_step
 from cowork.testing.server import ServerProcess, provider_env
 
 from .test_tui import SIZE, answered_with, app_for, chat_text, dialog, send, until
@@ -29,19 +29,15 @@ def server(tmp_path: Path, workspace: Path, mock_llm: MockLLMServer) -> Iterator
         yield proc
 
 
-def call(name: str, **arguments: object) -> MockResponse:
-    return MockResponse(tool_calls=[MockToolCall(name=name, arguments=arguments)])
-
-
 async def test_undo_and_rewind_ask_in_a_dialog_then_restore_the_files(
     server: ServerProcess, workspace: Path, mock_llm: MockLLMServer
 ) -> None:
     (workspace / "notes.txt").write_text("alpha\n", encoding="utf-8")
     mock_llm.set_script(
         [
-            call("edit", filePath="notes.txt", oldString="alpha", newString="ALPHA"),
+            tool_step("edit", filePath="notes.txt", oldString="alpha", newString="ALPHA"),
             MockResponse(text="edited it"),
-            call("write", filePath="new.txt", content="made by the agent\n"),
+            tool_step("write", filePath="new.txt", content="made by the agent\n"),
             MockResponse(text="wrote it"),
         ]
     )

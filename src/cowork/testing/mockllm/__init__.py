@@ -36,8 +36,10 @@ from ._script import (
     MockUsage,
     RequestFormat,
     Script,
+    bash_step,
     echo_script,
     load_script,
+    tool_step,
 )
 from ._server import DEFAULT_MODELS, MockLLMServer
 
@@ -52,7 +54,9 @@ __all__ = [
     "MockUsage",
     "RequestFormat",
     "Script",
+    "bash_step",
     "echo_script",
     "load_ollama_models",
     "load_script",
+    "tool_step",
 ]

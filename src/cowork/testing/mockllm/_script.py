@@ -132,6 +132,16 @@ Script: TypeAlias = Sequence[MockResponse] | Callable[[MockRequest], MockRespons
 """Responses handed out one per request, or a callback (sync or async) that answers each request."""
 
 
+def tool_step(name: str, **arguments: object) -> MockResponse:
+    """A response calling one tool: `tool_step("write", filePath="a.txt", content="x")`."""
+    return MockResponse(tool_calls=[MockToolCall(name=name, arguments=arguments)])
+
+
+def bash_step(command: str) -> MockResponse:
+    """A response running one shell command through the `bash` tool."""
+    return tool_step("bash", command=command, description="test")
+
+
 def echo_script(request: MockRequest) -> MockResponse:
     """Answer every request with `echo: <last user message>`."""
     return MockResponse(text=f"echo: {request.last_user_text or ''}")
