@@ -57,8 +57,8 @@ async def test_turn_with_approval_question_todos_and_sessions(
     answer = page.get_by_test_id("assistant-message").last
     await expect(answer.locator("strong")).to_have_text("the plan")
     await expect(answer.locator("li")).to_have_text(["read", "write"])
-    await expect(answer.locator("pre.code .hl-keyword").first).to_have_text("def")
-    await expect(answer.locator("pre.code .hl-comment")).to_have_text("# answer")
+    await expect(answer.locator("pre.code .hljs-keyword").first).to_have_text("def")
+    await expect(answer.locator("pre.code .hljs-comment")).to_have_text("# answer")
     await expect(answer).to_contain_text("<b>not bold</b>")  # escaped, never markup
     await expect(answer).not_to_have_class("streaming")
     assert mock_llm.requests[-1].last_tool_results[0]["content"] == "blue"

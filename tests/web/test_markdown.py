@@ -1,4 +1,5 @@
-"""The web UI's markdown, through markdown-it: the cases the hand-written renderer got wrong, and untrusted HTML."""
+"""The web UI's markdown, through markdown-it: the cases the hand-written renderer got wrong, untrusted HTML, and code
+blocks highlighted by highlight.js."""
 
 from __future__ import annotations
 
@@ -61,4 +62,100 @@ async def test_markdown_cases(
     assert await page.evaluate("window.pwned === undefined")
     await expect(answer.locator("table td")).to_have_text(["1", "2"])
     await page.screenshot(path=str(artifacts / "markdown.png"), full_page=True)
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+PYTHON = '''@dataclass
+class Point:
+    x: int = 0
+
+def norm(p: Point) -> float:
+    """Length of p, never negative."""
+    html = "</code><script>alert(1)</script>"
+    return math.sqrt(p.x ** 2) + 1.5  # the answer'''
+
+DIFF = """--- a/point.py
++++ b/point.py
+@@ -1,2 +1,2 @@
+ class Point:
+-    x = 0
++    x: int = 0"""
+
+PLAIN = """a <b> & "c" </code><script>alert(1)</script>"""
+
+HIGHLIGHTED = f"""Three blocks:
+
+```python
+{PYTHON}
+```
+
+```diff
+{DIFF}
+```
+
+```nosuchlang
+{PLAIN}
+```
+"""
+
+
+async def test_code_blocks_are_highlighted_by_highlight_js(
+    context: BrowserContext, server: ServerProcess, mock_llm: MockLLMServer, artifacts: Path
+) -> None:
+    mock_llm.set_script([MockResponse(text=HIGHLIGHTED, chunk_size=9)])
+    page = await open_ui(context, server)
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: dialogs.append(dialog.message))
+    await page.get_by_test_id("composer").fill("show me code")
+    await page.get_by_test_id("send").click()
+    answer = page.get_by_test_id("assistant-message").last
+    await expect(answer).not_to_have_class("streaming")
+    python, diff, plain = (answer.locator("pre.code code").nth(i) for i in range(3))
+
+    await expect(python.locator(".hljs-keyword").filter(has_text="def")).to_have_count(1)
+    await expect(python.locator(".hljs-keyword").filter(has_text="return")).to_have_count(1)
+    await expect(python.locator(".hljs-comment")).to_have_text("# the answer")
+    assert await python.text_content() == PYTHON  # highlighting adds spans, never text
+    await expect(answer.locator(".code-lang")).to_have_text(["python", "diff", "nosuchlang"])
+
+    await expect(diff.locator(".hljs-deletion")).to_have_text("-    x = 0")
+    await expect(diff.locator(".hljs-addition")).to_have_text("+    x: int = 0")
+    assert await diff.text_content() == DIFF
+
+    assert await plain.locator("*").count() == 0  # an unknown language: no guessing, just the text
+    assert await plain.text_content() == PLAIN
+
+    assert await answer.locator("script").count() == 0
+    assert dialogs == []
+    await expect(answer.get_by_test_id("copy-code")).to_have_count(3)
+
+    # Streaming re-renders the whole message each frame, often inside a fence that is not closed yet: a 300-line
+    # block must stay cheap (highlight.js takes a few milliseconds; guessing the language would not).
+    timing = await page.evaluate(
+        """async () => {
+          const { renderMarkdown } = await import("/static/js/markdown.js");
+          const open = renderMarkdown("```python\\ndef f(x):\\n    return '''unfinished");
+          const line = "    total = sum(x for x in range(10) if x % 2)  # odd ones";
+          const source = "```python\\n" + Array.from({ length: 300 }, () => line).join("\\n");
+          const runs = [];
+          for (let i = 0; i < 9; i++) {
+            const start = performance.now();
+            renderMarkdown(source);
+            runs.push(performance.now() - start);
+          }
+          runs.sort((a, b) => a - b);
+          return { open, median: runs[4] };
+        }"""
+    )
+    assert '<span class="hljs-keyword">def</span>' in timing["open"] and "unfinished" in timing["open"]
+    assert timing["median"] < 100, timing
+
+    for width in (1400, 420):
+        await page.set_viewport_size({"width": width, "height": 900})
+        await answer.scroll_into_view_if_needed()
+        await page.screenshot(path=str(artifacts / f"markdown-code-{width}.png"))
+        assert await page.evaluate("document.documentElement.scrollWidth") <= width  # long lines scroll in the block
+    await page.emulate_media(color_scheme="dark")
+    await page.set_viewport_size({"width": 1400, "height": 900})
+    await page.screenshot(path=str(artifacts / "markdown-code-dark.png"))
     assert page.errors == []  # type: ignore[attr-defined]
