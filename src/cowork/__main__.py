@@ -8,7 +8,7 @@ from pathlib import Path
 
 # Argument definitions only: each command imports what it runs once it is chosen (below), so `cowork serve` loads
 # no client and `cowork --help` neither client nor server.
-from cowork.clients.cli.args import add_doctor_parser, add_repl_arguments, add_run_parser
+from cowork.clients.cli.args import add_doctor_parser, add_logs_parser, add_repl_arguments, add_run_parser
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -42,6 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     restore.add_argument("--yes", action="store_true", help="do not ask first")
     add_run_parser(sub)
     add_doctor_parser(sub)
+    add_logs_parser(sub)
     parser.add_argument("--version", action="version", version=f"cowork {_version()}")
     return parser
 
@@ -90,6 +91,18 @@ def main(argv: list[str] | None = None) -> None:
         from cowork.doctor import main as doctor_main
 
         code = doctor_main(workspace=args.workspace, network=args.network, as_json=args.json)
+    elif args.command == "logs":
+        from cowork.logs import main as logs_main
+
+        code = logs_main(
+            lines=args.lines,
+            level=args.level,
+            grep=args.grep,
+            since=args.since,
+            follow=args.follow,
+            as_json=args.json,
+            rotated=args.all,
+        )
     elif args.command == "run":
         from cowork.clients.cli.main import main_run
 

@@ -11,6 +11,7 @@ from ._model import (
     CredentialsConfig,
     EnvironmentConfig,
     LocalModelsConfig,
+    LogsConfig,
     McpConfig,
     PermissionsConfig,
     PriceOverride,
@@ -20,6 +21,7 @@ from ._model import (
     SandboxConfig,
     ServerConfig,
     ToolsConfig,
+    TracingConfig,
     WebConfig,
 )
 from ._paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, CoworkPaths, private_dir, resolve_home
@@ -42,6 +44,7 @@ __all__ = [
     "EnvironmentConfig",
     "LoadedConfig",
     "LocalModelsConfig",
+    "LogsConfig",
     "McpConfig",
     "PermissionsConfig",
     "PriceOverride",
@@ -51,6 +54,7 @@ __all__ = [
     "SandboxConfig",
     "ServerConfig",
     "ToolsConfig",
+    "TracingConfig",
     "WebConfig",
     "WorkspaceTrust",
     "load_config",

@@ -16,6 +16,7 @@ __all__ = [
     "CredentialsConfig",
     "EnvironmentConfig",
     "LocalModelsConfig",
+    "LogsConfig",
     "McpConfig",
     "PermissionsConfig",
     "PriceOverride",
@@ -25,6 +26,7 @@ __all__ = [
     "SandboxConfig",
     "ServerConfig",
     "ToolsConfig",
+    "TracingConfig",
     "WebConfig",
 ]
 
@@ -312,6 +314,32 @@ class CheckpointsConfig(_Section):
     )
 
 
+class TracingConfig(_Section):
+    enabled: bool = Field(
+        default=True,
+        description="Record a trace of every turn (steps, model calls, tool calls, MCP calls) in the local database.",
+    )
+    keep_days: float = Field(default=7, gt=0, description="Spans older than this are pruned.")
+    max_spans: int = Field(default=200_000, ge=1000, description="Past this many stored spans, the oldest go first.")
+    otlp_endpoint: str | None = Field(
+        default=None,
+        description="Also send spans to this OTLP/HTTP traces endpoint (e.g. http://localhost:4318/v1/traces for a "
+        "local collector, or Langfuse's /api/public/otel/v1/traces). Nothing leaves the machine unless set.",
+    )
+    otlp_headers: dict[str, str] = Field(
+        default_factory=dict, description="Headers sent with every OTLP export (e.g. Authorization for Langfuse)."
+    )
+
+
+class LogsConfig(_Section):
+    max_mb: float = Field(
+        default=10, gt=0, le=10_000, description="The server log is rotated once it would grow past this size (MB)."
+    )
+    backups: int = Field(
+        default=5, ge=1, le=100, description="Rotated server logs kept (server.log.1 … .N); the oldest is deleted."
+    )
+
+
 class CoworkConfig(_Section):
     provider: str | None = Field(default=None, description="Provider id, e.g. openai, anthropic, google, ollama.")
     model: str | None = Field(default=None, description="Model id; defaults to the provider's default model.")
@@ -328,3 +356,5 @@ class CoworkConfig(_Section):
     credentials: CredentialsConfig = Field(default_factory=CredentialsConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
     checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
+    logs: LogsConfig = Field(default_factory=LogsConfig)
+    tracing: TracingConfig = Field(default_factory=TracingConfig)

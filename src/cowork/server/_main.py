@@ -24,8 +24,9 @@ import uvicorn
 from starlette.applications import Starlette
 
 from cowork.config import ConfigError, CoworkPaths, LoadedConfig, load_config
-from cowork.config._paths import private_file, write_private
+from cowork.config._paths import write_private
 from cowork.core import Core
+from cowork.logs import setup_server_logging
 from cowork.protocol import environment_fingerprint, web_url
 
 from ._app import ServerState, create_app
@@ -75,22 +76,12 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _setup_logging(paths: CoworkPaths, quiet: bool) -> None:
-    root = logging.getLogger()
-    if any(getattr(h, "_cowork", False) for h in root.handlers):
-        return
-    # Created 0600 here: logging would create it under the umask, readable by other users.
-    private_file(paths.server_log)
-    file_handler = logging.FileHandler(paths.server_log, encoding="utf-8")
-    file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    file_handler._cowork = True  # type: ignore[attr-defined]
-    root.addHandler(file_handler)
-    root.setLevel(logging.INFO)
-    if not quiet:
-        stderr = logging.StreamHandler(sys.stderr)
-        stderr.setLevel(logging.WARNING)
-        stderr._cowork = True  # type: ignore[attr-defined]
-        root.addHandler(stderr)
+def _setup_logging(loaded: LoadedConfig, quiet: bool) -> None:
+    """JSON lines into `logs/server.log` (0600, rotated at `logs.max_mb`), warnings on stderr unless quiet."""
+    limits = loaded.config.logs
+    setup_server_logging(
+        loaded.paths.server_log, quiet=quiet, max_bytes=int(limits.max_mb * 1024 * 1024), backups=limits.backups
+    )
 
 
 async def _idle_watch(state: ServerState, server: uvicorn.Server, seconds: float) -> None:
@@ -167,7 +158,7 @@ def build_app(loaded: LoadedConfig, token: str | None, port: int) -> tuple[Serve
 
 async def _serve(options: ServeOptions) -> None:
     loaded, host, port, token = prepare(options)
-    _setup_logging(loaded.paths, options.quiet)
+    _setup_logging(loaded, options.quiet)
     sock = _bind(host, port)
     bound_port = sock.getsockname()[1]
     display_host = f"[{host}]" if ":" in host else host

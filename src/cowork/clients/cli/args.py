@@ -1,4 +1,4 @@
-"""The `cowork` command line's arguments: the REPL's, `cowork run`'s, `cowork tui`'s and `cowork doctor`'s.
+"""The `cowork` command line's arguments: the REPL's, `cowork run`'s, `cowork tui`'s, `cowork doctor`'s, `cowork logs`'.
 
 Only argparse here, so `cowork --help` and `cowork serve` parse their arguments without loading a client.
 """
@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_doctor_parser", "add_repl_arguments", "add_run_parser", "add_tui_parser"]
+__all__ = ["add_doctor_parser", "add_logs_parser", "add_repl_arguments", "add_run_parser", "add_tui_parser"]
 
 
 def add_repl_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,3 +64,25 @@ def add_doctor_parser(sub: Any) -> None:
     )
     doctor.add_argument("--network", action="store_true", help="also reach each connected provider (short timeout)")
     doctor.add_argument("--json", action="store_true", help='print [{"check", "status", "detail", "fix"}] as JSON')
+
+
+def add_logs_parser(sub: Any) -> None:
+    """Register `cowork logs` (reads the server log without a server; see docs/observability.md#logs)."""
+    logs = sub.add_parser(
+        "logs",
+        help="show or follow the server log (COWORK_HOME/logs/server.log), filtered (docs/observability.md)",
+        description="Show the server log's last lines as `HH:MM:SS.mmm LEVEL logger: message`, or follow it with -f "
+        "(Ctrl-C stops). Exit code 0, 1 when there is no log yet, 2 for a bad argument.",
+    )
+    logs.add_argument("-n", "--lines", type=int, default=50, metavar="N", help="how many lines to show (default 50)")
+    logs.add_argument("-f", "--follow", action="store_true", help="keep printing new lines, across rotations")
+    logs.add_argument(
+        "--level",
+        type=str.lower,
+        choices=["debug", "info", "warning", "error", "critical"],
+        help="only lines at this level or above",
+    )
+    logs.add_argument("--grep", metavar="TEXT", help="only lines whose message or logger contains TEXT (any case)")
+    logs.add_argument("--since", metavar="WHEN", help="only lines since then: 30s, 10m, 2h, 1d or 2025-06-01T09:30")
+    logs.add_argument("--all", action="store_true", help="also the rotated files (server.log.1 …), oldest first")
+    logs.add_argument("--json", action="store_true", help="print the JSON lines as they are in the file")
