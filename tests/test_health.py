@@ -48,6 +48,7 @@ async def test_a_working_core_is_ready_and_says_what_is_off(harness: CoreHarness
             SubsystemHealth(name="mcp", status="disabled", reason="No MCP servers are configured."),
             SubsystemHealth(name="sandbox", status="ready"),
             SubsystemHealth(name="checkpoints", status="ready"),
+            SubsystemHealth(name="tracing", status="ready"),
             *NOT_BUILT,
         ],
     )
@@ -71,6 +72,7 @@ async def test_a_failing_mcp_server_and_a_missing_sandbox_are_degraded_with_thei
         "mcp": "degraded",
         "sandbox": "degraded",
         "checkpoints": statuses(health)["checkpoints"],  # (git on this machine: its own test below)
+        "tracing": "ready",
         "embedder": "disabled",
         "scheduler": "disabled",
     }

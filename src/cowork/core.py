@@ -20,6 +20,7 @@ from pathlib import Path
 
 import anyio.to_thread
 
+from cowork import __version__
 from cowork.config import LoadedConfig
 from cowork.credentials import CredentialStore
 from cowork.health import check_health
@@ -29,6 +30,7 @@ from cowork.mcp._oauth import OAuthManager
 from cowork.mcp.install import InstallService
 from cowork.models import ModelCache, ModelSelector, ModelTarget, cost_of, estimate_cost
 from cowork.models import preload as preload_model
+from cowork.observability import TraceQueries, Tracing
 from cowork.policy import ToolPolicies
 from cowork.prompts import gather_prompt_extras
 from cowork.protocol import HealthResult, ProtocolError
@@ -131,6 +133,9 @@ class Core:
         """The user's per-tool overrides (`tool/list`, `tool/setPolicy`)."""
         self.checkpoints = Checkpoints(self.db, self.paths.home, self.config.checkpoints)
         """What each tool call that changed a folder changed (`session/undo`, `session/rewind`)."""
+        self.tracing = Tracing(self.config.tracing, self.db, version=__version__)
+        """Spans of every turn, stored (and sent to a collector when configured); `traces` reads them."""
+        self.traces = TraceQueries(self.db, self.tracing)
         self.runtime = Runtime(
             RunnerDeps(
                 db=self.db,
@@ -141,6 +146,7 @@ class Core:
                 usage=self.usage,
                 bwrap=self.bwrap,
                 checkpoints=self.checkpoints,
+                tracing=self.tracing,
             ),
             self.sessions,
             self.settings,
@@ -195,7 +201,8 @@ class Core:
             target = None  # no provider connected yet: the model layer still loads
         try:
             await _in_daemon_thread(
-                lambda: _preload(target, self.workspace, self.paths.home, self.tools), name="cowork-warm-up"
+                lambda: _preload(target, self.workspace, self.paths.home, self.tools, self.tracing),
+                name="cowork-warm-up",
             )
             if target is not None:
                 await self.models.get(target)
@@ -209,6 +216,7 @@ class Core:
     async def stop(self) -> None:
         await self.checkpoints.close()
         await self.runtime.shutdown()
+        await anyio.to_thread.run_sync(self.tracing.shutdown)  # the last spans stored while the database is open
         await self.mcp_installs.aclose()
         await self.mcp_oauth.aclose()
         await self.mcp.stop()
@@ -218,8 +226,9 @@ class Core:
         self.db.close()
 
 
-def _preload(target: ModelTarget | None, workspace: Path, home: Path, tools: ToolRegistry) -> None:
+def _preload(target: ModelTarget | None, workspace: Path, home: Path, tools: ToolRegistry, tracing: Tracing) -> None:
     with HEAVY_IMPORTS:  # the loop's own first imports of these wait rather than race (see `cowork.lazy`)
+        tracing.tracer()  # the OpenTelemetry SDK (and the OTLP exporter when configured)
         tools.specs()  # the tools' JSON schemas, which the first request sends (each made once, then kept)
         from cowork.policy import classify
 

@@ -88,6 +88,11 @@ async def _checkpoints(core: Core) -> Judgement:
     return _READY
 
 
+async def _tracing(core: Core) -> Judgement:
+    status, reason = core.tracing.status()
+    return ("degraded" if status == "degraded" else "disabled" if status == "disabled" else "ready"), reason
+
+
 async def _not_built(_core: Core) -> Judgement:
     return "disabled", "Not built yet."
 
@@ -99,6 +104,7 @@ CHECKS: Mapping[str, Check] = MappingProxyType(
         "mcp": _mcp,
         "sandbox": _sandbox,
         "checkpoints": _checkpoints,
+        "tracing": _tracing,
         "embedder": _not_built,  # semantic memory (the memory issue)
         "scheduler": _not_built,  # automations (the automations issue)
     }

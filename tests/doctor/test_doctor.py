@@ -28,6 +28,7 @@ EVERY_CHECK = {
     "ripgrep",
     "providers",
     "mcp",
+    "tracing",
     "server",
 }
 
@@ -234,3 +235,25 @@ def test_the_exit_code_and_plain_text() -> None:
         render_text(checks) == "✓ a   fine\n! bb  hmm\n      fix: do this\nno problems: 1 ok, 1 warning, 0 problems\n"
     )
     assert exit_code([*checks, Check("c", "problem", "broken")]) == 1
+
+
+def test_an_otlp_collector_is_named_and_reached_with_network(
+    private_home: Path, workspace: Path, mock_llm: MockLLMServer
+) -> None:
+    from cowork.testing.http import LocalServer, Reply
+
+    env = provider_env("openai", mock_llm.openai_base_url)
+    checks = as_json(doctor(private_home, workspace, "--json", env=env))
+    assert by_name(checks, "tracing")["detail"] == "on, kept 7 days in the database; nothing is sent anywhere"
+    with LocalServer({"/v1/traces": Reply(200, b"", "application/x-protobuf"), "/auth": Reply(401, "no")}) as collector:
+        good = env | {"COWORK_TRACING__OTLP_ENDPOINT": collector.url("/v1/traces")}
+        checks = as_json(doctor(private_home, workspace, "--json", "--network", env=good))
+        assert by_name(checks, "tracing")["detail"].endswith(f"also sent to {collector.url('/v1/traces')}")
+        assert by_name(checks, "otlp collector")["status"] == "ok"
+        denied = env | {"COWORK_TRACING__OTLP_ENDPOINT": collector.url("/auth")}
+        result = doctor(private_home, workspace, "--json", "--network", env=denied)
+        assert result.returncode == 1
+        reached = by_name(as_json(result), "otlp collector")
+        assert reached["status"] == "problem" and "401" in reached["detail"] and "otlp_headers" in reached["fix"]
+    bad = as_json(doctor(private_home, workspace, "--json", env=env | {"COWORK_TRACING__OTLP_ENDPOINT": "ftp://x"}))
+    assert by_name(bad, "tracing")["status"] == "problem"

@@ -92,8 +92,10 @@ def transcript(events: list[SessionEvent]) -> list[tuple[str, dict[str, Any]]]:
     out: list[tuple[str, dict[str, Any]]] = []
     for event in events:
         payload = event.payload.wire()
-        for volatile in ("operationId", "messageId", "toolCallId", "content", "provider", "model"):
+        for volatile in ("operationId", "messageId", "toolCallId", "content", "provider", "model", "traceId"):
             payload.pop(volatile, None)
+        if event.type == "operation_status":
+            assert len(event.payload.wire()["traceId"]) == 32  # every status names the turn's trace
         if event.type == "model_stream_chunk" and out and out[-1][0] == event.type:
             out[-1][1]["text"] += payload["text"]
             continue

@@ -56,7 +56,16 @@ async def test_health_names_each_degraded_subsystem_and_why(server: ServerProces
         await client.close()
     assert result["status"] == "degraded"
     subsystems = {s["name"]: s for s in result["subsystems"]}  # type: ignore[attr-defined]
-    assert list(subsystems) == ["store", "providers", "mcp", "sandbox", "checkpoints", "embedder", "scheduler"]
+    assert list(subsystems) == [
+        "store",
+        "providers",
+        "mcp",
+        "sandbox",
+        "checkpoints",
+        "tracing",
+        "embedder",
+        "scheduler",
+    ]
     assert subsystems["store"] == {"name": "store", "status": "ready"}  # (no reason when ready)
     assert subsystems["providers"] == {"name": "providers", "status": "ready"}  # (no reason when ready)
     mcp = subsystems["mcp"]
@@ -82,6 +91,7 @@ async def test_healthz_has_the_statuses_without_the_reasons(server: ServerProces
         "mcp": "degraded",
         "sandbox": "degraded",
         "checkpoints": body["subsystems"]["checkpoints"],  # git on this machine or not
+        "tracing": "ready",
         "embedder": "disabled",
         "scheduler": "disabled",
     }

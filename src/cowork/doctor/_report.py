@@ -23,7 +23,7 @@ from ._checks import (
     check_server,
     check_state_folder,
 )
-from ._setup import check_config, check_mcp, check_providers
+from ._setup import check_config, check_mcp, check_providers, check_tracing
 
 __all__ = ["exit_code", "main", "render_text", "run_checks"]
 
@@ -62,6 +62,10 @@ async def run_checks(workspace: Path, env: Mapping[str, str], *, network: bool =
     except Exception as exc:
         checks.append(Check("providers", "problem", f"the check itself failed: {type(exc).__name__}: {exc}"))
     checks += _guarded("mcp", lambda: check_mcp(loaded))
+    try:
+        checks += await check_tracing(loaded, network=network)
+    except Exception as exc:
+        checks.append(Check("tracing", "problem", f"the check itself failed: {type(exc).__name__}: {exc}"))
     checks += _guarded("server", lambda: [check_server(paths)])
     return checks
 
@@ -77,6 +81,7 @@ def _without_config(paths: CoworkPaths) -> list[Check]:
         *_guarded("ripgrep", lambda: [check_ripgrep(find_rg())]),
         Check("providers", "warning", skipped),
         Check("mcp", "warning", skipped),
+        Check("tracing", "warning", skipped),
         *_guarded("server", lambda: [check_server(paths)]),
     ]
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from cowork.providers import ProviderService
     from cowork.store import Database
 
-__all__ = ["check_config", "check_mcp", "check_providers"]
+__all__ = ["check_config", "check_mcp", "check_providers", "check_tracing"]
 
 NETWORK_TIMEOUT = 8.0
 """Longest `--network` waits for one provider (local servers answer sooner: their probe has its own timeout)."""
@@ -201,3 +201,48 @@ def check_mcp(loaded: LoadedConfig) -> list[Check]:
     if not servers and not checks:
         return [Check("mcp", "ok", "no MCP servers configured")]
     return [*checks, *(_server_check(server) for server in servers)]
+
+
+_TRACING_FIX = (
+    "Set [tracing] otlp_endpoint to the collector's OTLP/HTTP traces URL, e.g. http://localhost:4318/v1/traces."
+)
+
+
+async def check_tracing(loaded: LoadedConfig, *, network: bool = False) -> list[Check]:
+    """Whether turns are traced and where spans go; with `network`, whether the OTLP collector takes an (empty)
+    export."""
+    tracing = loaded.config.tracing
+    kept = (
+        f"on, kept {tracing.keep_days:g} days in the database" if tracing.enabled else "off (tracing.enabled = false)"
+    )
+    endpoint = tracing.otlp_endpoint
+    if not endpoint:
+        return [Check("tracing", "ok", f"{kept}; nothing is sent anywhere")]
+    url = urlparse(endpoint)
+    if url.scheme not in ("http", "https") or not url.netloc:
+        return [Check("tracing", "problem", f"otlp_endpoint {endpoint!r} is not an http(s) URL.", _TRACING_FIX)]
+    checks = [Check("tracing", "ok", f"{kept}; also sent to {endpoint}")]
+    if network:
+        checks.append(await _reach_collector(endpoint, dict(tracing.otlp_headers)))
+    return checks
+
+
+async def _reach_collector(endpoint: str, headers: dict[str, str]) -> Check:
+    import httpx
+
+    headers = {**headers, "Content-Type": "application/x-protobuf"}
+    try:
+        async with httpx.AsyncClient(timeout=NETWORK_TIMEOUT) as client:
+            answer = await client.post(endpoint, content=b"", headers=headers)
+    except httpx.HTTPError as exc:
+        return Check(
+            "otlp collector", "problem", f"{endpoint} cannot be reached: {type(exc).__name__}: {exc}", _TRACING_FIX
+        )
+    if answer.is_success:
+        return Check("otlp collector", "ok", f"{endpoint} takes exports ({answer.status_code})")
+    fix = (
+        "Check the collector's credentials (tracing.otlp_headers)."
+        if answer.status_code in (401, 403)
+        else _TRACING_FIX
+    )
+    return Check("otlp collector", "problem", f"{endpoint} answered {answer.status_code} to an empty export.", fix)

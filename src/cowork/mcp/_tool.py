@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
+from cowork.observability import child_span, mark_failed
 from cowork.policy import ServerPolicy
 from cowork.tools import Tool, ToolContext, ToolError, ToolSpec, untrusted_block
 
@@ -111,7 +112,12 @@ class McpTool(Tool[McpArguments]):
 
     async def run(self, params: McpArguments, ctx: ToolContext) -> str:
         arguments = params.model_dump()
-        result = await self._hypervisor.call_tool(self.server, self.tool.name, arguments)
+        name = self.tool.name
+        attributes = {"mcp.method.name": "tools/call", "gen_ai.tool.name": name, "cowork.mcp.server": self.server}
+        with child_span(f"tools/call {name}", attributes, kind="client") as span:
+            result = await self._hypervisor.call_tool(self.server, name, arguments)
+            if span is not None and result.is_error:
+                mark_failed(span, "the tool returned an error", error_type="tool_error")
         text = _text_of(result)
         source = f"mcp:{self.server}/{self.tool.name}"
         body = (

@@ -62,6 +62,8 @@ from ._methods import __all__ as _methods_all
 from ._providers import *  # noqa: F403
 from ._providers import __all__ as _providers_all
 from ._received import ReceivedEvent, ReceivedPayload, UnknownEvent, UnknownPayload, parse_event
+from ._traces import *  # noqa: F403
+from ._traces import __all__ as _traces_all
 from ._urls import web_url
 from ._usage import *  # noqa: F403
 from ._usage import __all__ as _usage_all
@@ -126,6 +128,7 @@ __all__ = [
     "request",
     "success_response",
     *_health_all,
+    *_traces_all,
     *_mcp_all,
     *_mcp_install_all,
     *_methods_all,

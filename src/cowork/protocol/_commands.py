@@ -40,6 +40,11 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     _cmd("continue", "/continue", "resume this session's interrupted or paused turn", _REPL),
     _cmd("model", "/model [provider:model | auto]", "show or switch the model (auto: the router picks per turn)"),
     _cmd("diff", "/diff", "what this session changed in the folder (edits, writes, commands)"),
+    _cmd(
+        "trace",
+        "/trace",
+        "what the last turn did: its steps, model calls (time, tokens, cost), tool calls, approval waits",
+    ),
     _cmd("search", "/search WORDS", "find sessions (every folder's) by what was said or what tools returned"),
     _cmd("title", "/title [NEW TITLE]", "show or rename this session"),
     _cmd("delete", "/delete [ID]", "delete this session (or ID) for good, after a yes"),

@@ -66,6 +66,7 @@ class ErrorCode(StrEnum):
     MCP_INSTALL_NOT_FOUND = "mcp_install_not_found"
     NOTHING_TO_UNDO = "nothing_to_undo"
     FILES_CHANGED = "files_changed"
+    TRACE_NOT_FOUND = "trace_not_found"
 
 
 class ErrorSource(StrEnum):

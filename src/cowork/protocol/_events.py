@@ -77,6 +77,10 @@ class OperationStatusChanged(_Payload):
     code: ErrorCode | None = None
     reason: str | None = None
     parent_operation_id: str | None = Field(default=None, description="Set for a sub-agent's operation.")
+    trace_id: str | None = Field(
+        default=None,
+        description="The operation's trace (32 hex digits; `trace/get`): a turn's sub-agents share their turn's trace.",
+    )
 
 
 class ModelStreamChunk(_Payload):

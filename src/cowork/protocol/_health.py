@@ -20,7 +20,9 @@ HealthStatus: TypeAlias = Literal["ready", "degraded"]
 class SubsystemHealth(WireModel):
     """One part of the server and how it stands now."""
 
-    name: str = Field(description="`store`, `providers`, `mcp`, `sandbox`, `checkpoints`, `embedder`, `scheduler`.")
+    name: str = Field(
+        description="`store`, `providers`, `mcp`, `sandbox`, `checkpoints`, `tracing`, `embedder`, `scheduler`."
+    )
     status: SubsystemStatus = Field(
         description="`ready`: working; `degraded`: meant to work and does not (fully); `disabled`: off on purpose "
         "(by configuration, or not built yet)."

@@ -52,6 +52,7 @@ from ._providers import (
     TurnRetryParams,
     TurnRetryResult,
 )
+from ._traces import TraceGetParams, TraceGetResult, TraceListParams, TraceListResult
 from ._usage import (
     BudgetSetParams,
     BudgetSetResult,
@@ -127,7 +128,7 @@ __all__ = [
     "UnsubscribeResult",
 ]
 
-PROTOCOL_VERSION = 6
+PROTOCOL_VERSION = 7
 """Bumped on every change to the protocol. Changes are additive: old clients keep working."""
 
 _ID = Field(min_length=1, max_length=200)
@@ -645,6 +646,21 @@ METHODS: dict[str, MethodSpec] = {
             HealthResult,
             "Each subsystem (store, providers, MCP, sandbox, checkpoints, …) ready, degraded or disabled, and why; "
             "read live on each call, without network requests. `/healthz` gives the statuses without the reasons.",
+        ),
+        _spec(
+            "trace/list",
+            TraceListParams,
+            TraceListResult,
+            "Stored traces, newest first, each summed over its spans (duration, cost, tokens, failed or not); filter "
+            "by session, time, duration (slow), failure or cost.",
+        ),
+        _spec(
+            "trace/get",
+            TraceGetParams,
+            TraceGetResult,
+            "One trace's spans (by trace id, by operation, or a session's latest): the turn, its steps, model calls "
+            "with GenAI attributes (tokens, cost, time to first token), tool calls, approval waits and MCP calls.",
+            "trace_not_found",
         ),
         _spec("session/create", SessionCreateParams, SessionInfo, "Create a session.", "workspace_not_found"),
         _spec(

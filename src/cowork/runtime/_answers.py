@@ -96,6 +96,9 @@ class Answers:
             if entry is None or entry.status != C.AWAITING_APPROVAL:
                 return self._already(await self._request(params.request_id), response)
             outcome: list[ToolResult] = []
+            handle.runner.trace.approval_ended(
+                entry.tool_call_id, ("approved_for_session" if allow else "approved") if params.approved else "rejected"
+            )
             if params.approved:
                 transition_call(entry, C.APPROVED)
                 result = None

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from cowork.config import CoworkConfig
 from cowork.models import ModelCache
+from cowork.observability import Tracing
 from cowork.policy import ToolOverride
 from cowork.sessions import Checkpoints, Journal, SessionFlags
 from cowork.store import Database
@@ -36,6 +37,8 @@ class RunnerDeps:
     """bubblewrap, when shell commands can run sandboxed."""
     checkpoints: Checkpoints | None = None
     """Keeps the folder's state before each call that changes it (none: not kept)."""
+    tracing: Tracing | None = None
+    """Spans for each operation (none: not traced)."""
 
 
 @dataclass

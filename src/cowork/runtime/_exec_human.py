@@ -49,6 +49,7 @@ class HumanSteps(RunnerBase):
             entry = self.state.calls[call_id]
             entry.rerun = entry.status == C.INTERRUPTED
             transition_call(entry, C.AWAITING_APPROVAL)
+            self.trace.approval_started(entry, dangerous)
             key = None if dangerous else key
             session_allow = describe_allowance(key) if key else None
             payload = {

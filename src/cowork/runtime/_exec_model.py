@@ -32,7 +32,7 @@ from cowork.protocol import (
 )
 from cowork.sessions import Mutation
 from cowork.store import Connection, ToolCallRow, repos
-from cowork.usage import ModelCall, Spend, admit, charge
+from cowork.usage import Charge, ModelCall, Spend, admit, charge
 
 from ._coalesce import Delta, DeltaCoalescer
 from ._compress import compress
@@ -118,6 +118,7 @@ class ModelSteps(RunnerBase):
             return False
         state.step += 1
         step = state.step
+        self.trace.start_step(step)
         model = await self.deps.models.get(self.target)
         messages = _with_instructions(state.messages, self._system_prompt())
 
@@ -128,6 +129,7 @@ class ModelSteps(RunnerBase):
         deltas = DeltaCoalescer(publish)
 
         async def announce_retry(notice: RetryNotice) -> None:
+            call.retries += 1
             deltas.flush()  # nothing is held (only a request that streamed nothing is retried), but order is kept
             journal.emit(
                 state.session_id,
@@ -143,25 +145,28 @@ class ModelSteps(RunnerBase):
             )
 
         response: ModelResponse | None = None
-        try:
-            async for event in stream_with_retries(
-                model,
-                messages,
-                self.tools.specs(),
-                settings=self._settings(),
-                policy=self._retry_policy(),
-                on_retry=announce_retry,
-            ):
-                if isinstance(event, Finished):
-                    response = event.response
-                else:
-                    deltas.add(event)
-        finally:
-            # However the stream ends (finished, a provider error, the turn cancelled), what it streamed is logged,
-            # and before anything else about this step.
-            deltas.flush()
-        assert response is not None
-        self._record_response(response, spend)
+        with self.trace.model_call(step) as call:
+            try:
+                async for event in stream_with_retries(
+                    model,
+                    messages,
+                    self.tools.specs(),
+                    settings=self._settings(),
+                    policy=self._retry_policy(),
+                    on_retry=announce_retry,
+                ):
+                    if isinstance(event, Finished):
+                        response = event.response
+                    else:
+                        call.first_token()
+                        deltas.add(event)
+            finally:
+                # However the stream ends (finished, a provider error, the turn cancelled), what it streamed is
+                # logged, and before anything else about this step.
+                deltas.flush()
+            assert response is not None
+            cost = self._record_response(response, spend)
+            call.finished(response, cost)
         return True
 
     async def _within_budget(self, spend: Spend) -> bool:
@@ -198,16 +203,20 @@ class ModelSteps(RunnerBase):
         )
         return False
 
-    def _account(self, usage: RequestUsage, spend: Spend, now: datetime) -> tuple[Mutation, list[EventPayload]]:
+    def _account(self, usage: RequestUsage, spend: Spend, now: datetime) -> Charge:
         """One model call's usage and cost (see `cowork.usage.charge`); its cost joins the cost cap's window."""
         state = self.state
         call = ModelCall(state.session_id, state.id, state.root, state.step, self.target.provider, self.target.model)
         bill = charge(self.deps.usage, call, usage, spend, now, prices=self.deps.config.prices)
         state.spend.append((time.monotonic(), bill.cost_usd))
-        return bill.mutate, bill.events
+        return bill
 
-    def _record_response(self, response: ModelResponse, spend: Spend) -> None:
-        """Store the response, its calls in the ledger and the step's usage; announce them. One transaction."""
+    def _record_response(self, response: ModelResponse, spend: Spend) -> float | None:
+        """Store the response, its calls in the ledger and the step's usage; announce them. One transaction.
+
+        Returns:
+            The call's cost in USD (None when its price is unknown).
+        """
         state = self.state
         step = state.step
         usage = response.usage
@@ -220,7 +229,8 @@ class ModelSteps(RunnerBase):
         state.calls = {e.tool_call_id: e for e in entries}
         message_id, store_message = self._message_mutation(response)
         now = datetime.now(UTC)
-        account, usage_events = self._account(usage, spend, now)
+        bill = self._account(usage, spend, now)
+        account, usage_events = bill.mutate, bill.events
 
         def mutate(conn: Connection) -> None:
             store_message(conn)
@@ -263,6 +273,7 @@ class ModelSteps(RunnerBase):
             )
         for event in usage_events:
             self._emit(event)
+        return bill.cost_usd if bill.cost_known else None
 
     def _ledger_entry(self, call: ToolCallPart) -> LedgerEntry:
         invalid: str | None = None
@@ -306,7 +317,8 @@ class ModelSteps(RunnerBase):
                 f"Compressed {payload.summarized_messages} earlier messages into a summary: about "
                 f"{payload.tokens_before:,} → {payload.tokens_after:,} tokens of history."
             )
-        account, usage_events = self._account(usage, spend, datetime.now(UTC))
+        bill = self._account(usage, spend, datetime.now(UTC))
+        account, usage_events = bill.mutate, bill.events
 
         def record(conn: Connection) -> None:
             mutate(conn)

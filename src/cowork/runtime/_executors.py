@@ -84,6 +84,7 @@ class OperationRunner(ModelSteps, HumanSteps):
     async def run(self) -> None:
         """Advance until the operation waits for a person, ends, or is cancelled (then re-raises)."""
         try:
+            self.trace.begin()
             if self._prompt_extras is None:
                 workspace, home, skills = self.workspace, self.deps.home, self.state.agent_type is None
                 self._prompt_extras = await run_blocking(
@@ -273,7 +274,9 @@ class OperationRunner(ModelSteps, HumanSteps):
                 )
         checkpoints, checkpoint = self.deps.checkpoints, await self._checkpoint_before(entry)
         try:
-            content, is_error = await self._invoke(entry)
+            with self.trace.tool_call(entry) as span:
+                content, is_error = await self._invoke(entry)
+                self.trace.tool_result(span, content, is_error)
         finally:
             if checkpoints is not None and checkpoint is not None:
                 # Also when the call is cancelled: what a command changed before it was stopped can be taken back.

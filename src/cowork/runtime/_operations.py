@@ -19,6 +19,7 @@ from typing import Literal, TypeAlias
 
 from cowork.lazy import HEAVY_IMPORTS
 from cowork.models import ModelSelector, ModelTarget, presets
+from cowork.observability import trace_id_for
 from cowork.protocol import EventPayload, OperationStatus, OperationStatusChanged, UserMessage
 from cowork.sessions import Mutation, SessionService, SessionSettings, new_id
 from cowork.store import Connection, MessageRow, OperationRow, repos
@@ -196,7 +197,11 @@ class Operations:
         for payload in payloads[1:]:
             last = journal.emit(sid, payload)
         if spec.running:
-            last = journal.emit(sid, OperationStatusChanged(operation_id=op_id, status=S.RUNNING), urgent=True)
+            tracing = self.deps.tracing
+            trace_id = trace_id_for(spec.parent.root if spec.parent else op_id) if tracing and tracing.enabled else None
+            last = journal.emit(
+                sid, OperationStatusChanged(operation_id=op_id, status=S.RUNNING, trace_id=trace_id), urgent=True
+            )
         # These commit together; if the operation could not be written, nothing starts.
         await asyncio.wait([recorded, last])
         recorded.result()

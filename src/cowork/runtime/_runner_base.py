@@ -30,6 +30,7 @@ from ._deps import RunnerDeps, RunnerHooks
 from ._history import display_text, dump_message
 from ._runner import Pause
 from ._state import GUARDRAIL_QUESTIONS, LedgerEntry, Limits, OperationState, transition
+from ._trace import OperationTrace
 
 __all__ = ["RunnerBase"]
 
@@ -65,6 +66,7 @@ class RunnerBase:
         """The path policy for tool calls and the configuration it was built from (see `_path_policy`)."""
         self._inflight: dict[str, asyncio.Task[None]] = {}
         """Tool calls running now, each in its own task (its own cancel scope)."""
+        self.trace = OperationTrace(deps.tracing, state, target)
 
     # -- helpers ----------------------------------------------------------------------------------------------
 
@@ -122,9 +124,16 @@ class RunnerBase:
                 summary=summary,
             )
 
+        if status.has_stopped:
+            self.trace.end(status, reason)
         await self._emit(
             OperationStatusChanged(
-                operation_id=state.id, status=status, code=code, reason=reason, parent_operation_id=state.parent_id
+                operation_id=state.id,
+                status=status,
+                code=code,
+                reason=reason,
+                parent_operation_id=state.parent_id,
+                trace_id=self.trace.trace_id if self.trace.on else None,
             ),
             mutate,
             urgent=True,

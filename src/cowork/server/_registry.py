@@ -26,6 +26,8 @@ HANDLERS: Mapping[str, Handler] = MappingProxyType(
         "initialize": server.initialize,
         "ping": server.ping,
         "health": server.health,
+        "trace/list": server.trace_list,
+        "trace/get": server.trace_get,
         "session/create": sessions.session_create,
         "session/compact": sessions.session_compact,
         "session/diff": sessions.session_diff,

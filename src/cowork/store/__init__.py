@@ -17,7 +17,9 @@ from ._rows import (
     OperationInputRow,
     OperationRow,
     SessionRow,
+    SpanRow,
     ToolCallRow,
+    TraceRow,
     UsageRow,
 )
 
@@ -33,7 +35,9 @@ __all__ = [
     "OperationInputRow",
     "OperationRow",
     "SessionRow",
+    "SpanRow",
     "ToolCallRow",
+    "TraceRow",
     "UsageRow",
     "repos",
 ]

@@ -199,6 +199,14 @@ class Database:
         """
         return await asyncio.get_running_loop().run_in_executor(self._write_pool, self.write_sync, fn)
 
+    def write_from_thread(self, fn: Callable[[Connection], T], timeout: float | None = None) -> T:
+        """`write` for code on a thread of its own (not the event loop): queued on the single writer, waited for.
+
+        Raises:
+            TimeoutError: the writer did not get to it within `timeout` (it still runs later).
+        """
+        return self._write_pool.submit(self.write_sync, fn).result(timeout)
+
     async def read(self, fn: Callable[[Connection], T]) -> T:
         """Run `fn` in a read transaction (a consistent snapshot) on a reader."""
         return await asyncio.get_running_loop().run_in_executor(self._read_pool, self.read_sync, fn)

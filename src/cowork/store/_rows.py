@@ -15,7 +15,9 @@ __all__ = [
     "OperationInputRow",
     "OperationRow",
     "SessionRow",
+    "SpanRow",
     "ToolCallRow",
+    "TraceRow",
     "UsageRow",
 ]
 
@@ -206,3 +208,46 @@ class CheckpointRow:
     created_at: datetime
     undone_at: datetime | None
     files: tuple[CheckpointFileRow, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SpanRow:
+    """A finished span (see the `spans` table)."""
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str | None
+    name: str
+    kind: str
+    start_us: int
+    end_us: int
+    status: str
+    status_message: str | None
+    session_id: str | None
+    operation_id: str | None
+    cost_usd: float | None
+    input_tokens: int | None
+    output_tokens: int | None
+    attributes: str
+    """JSON object."""
+    events: str | None = None
+    """JSON list of `{name, time_us, attributes}`, or None."""
+
+
+@dataclass(frozen=True, slots=True)
+class TraceRow:
+    """One trace, summed over its stored spans."""
+
+    trace_id: str
+    start_us: int
+    end_us: int
+    span_count: int
+    failed: bool
+    cost_usd: float
+    input_tokens: int
+    output_tokens: int
+    session_id: str | None
+    operation_id: str | None
+    """The root operation's (the span without a parent that names one), when stored."""
+    name: str | None
+    """The root span's name."""

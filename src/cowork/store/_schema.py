@@ -24,6 +24,7 @@ __all__ = [
     "session_files",
     "sessions",
     "settings",
+    "spans",
     "tool_calls",
     "tool_policies",
     "usage_records",
@@ -315,3 +316,31 @@ checkpoint_files = sa.Table(
 )
 """What a checkpoint's call changed, path by path (relative to the folder): git object id and mode before and
 after (mode 0: absent; no id with a mode: not kept). `size`: the bytes kept for it."""
+
+
+spans = sa.Table(
+    "spans",
+    metadata,
+    sa.Column("trace_id", sa.String(32), primary_key=True),
+    sa.Column("span_id", sa.String(16), primary_key=True),
+    sa.Column("parent_span_id", sa.String(16)),
+    sa.Column("name", sa.String(300), nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("start_us", sa.BigInteger, nullable=False),
+    sa.Column("end_us", sa.BigInteger, nullable=False),
+    sa.Column("status", sa.String(8), nullable=False),
+    sa.Column("status_message", sa.Text),
+    sa.Column("session_id", sa.String(64)),
+    sa.Column("operation_id", sa.String(64)),
+    sa.Column("cost_usd", sa.Float),
+    sa.Column("input_tokens", sa.Integer),
+    sa.Column("output_tokens", sa.Integer),
+    sa.Column("attributes", sa.Text, nullable=False),
+    sa.Column("events", sa.Text),
+    sa.Index("ix_spans_start", "start_us"),
+    sa.Index("ix_spans_session", "session_id", "start_us"),
+    sa.Index("ix_spans_operation", "operation_id"),
+)
+"""Finished spans (`cowork.observability`): ids as lowercase hex, times in microseconds since the epoch, status
+`ok | error | unset`; the session, operation, cost and tokens copied out of the attributes so traces can be listed
+and filtered without reading them. No foreign key: a span may outlive (or precede) the rows it names."""

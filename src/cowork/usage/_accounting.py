@@ -41,6 +41,8 @@ class Charge:
     cost_usd: float
     mutate: Callable[[Connection], None]
     events: list[EventPayload]
+    cost_known: bool = True
+    """False when the price table does not know the model (`cost_usd` is then 0)."""
 
 
 def admit(
@@ -150,4 +152,4 @@ def charge(
         )
         for crossing in crossings(usage.budgets, spend, after)
     ]
-    return Charge(cost.usd, mutate, events)
+    return Charge(cost.usd, mutate, events, cost_known=cost.known)

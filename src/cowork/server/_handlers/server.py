@@ -1,4 +1,4 @@
-"""`initialize`, `ping` and `health`: what this server is and offers, and how it stands."""
+"""`initialize`, `ping`, `health` and `trace/*`: what this server is and offers, how it stands, what it did."""
 
 from __future__ import annotations
 
@@ -21,12 +21,16 @@ from cowork.protocol import (
     PingResult,
     PublicConfig,
     ServerInfo,
+    TraceGetParams,
+    TraceGetResult,
+    TraceListParams,
+    TraceListResult,
     environment_fingerprint,
 )
 
 from .._peer import Peer
 
-__all__ = ["health", "initialize", "ping"]
+__all__ = ["health", "initialize", "ping", "trace_get", "trace_list"]
 
 _STARTED_AT = datetime.now(UTC)
 """When this server started: this module is loaded while the app is built, before the port opens."""
@@ -80,3 +84,11 @@ async def ping(core: Core, peer: Peer | None, params: EmptyParams) -> PingResult
 
 async def health(core: Core, peer: Peer | None, params: EmptyParams) -> HealthResult:
     return await core.health()
+
+
+async def trace_list(core: Core, peer: Peer | None, params: TraceListParams) -> TraceListResult:
+    return await core.traces.list(params)
+
+
+async def trace_get(core: Core, peer: Peer | None, params: TraceGetParams) -> TraceGetResult:
+    return await core.traces.get(params)

@@ -10,7 +10,7 @@ from sqlalchemy.engine import Connection
 from .._rows import SessionRow
 from .._schema import context_summaries, messages, operations
 from .._schema import sessions as t
-from . import search
+from . import search, spans
 from ._util import from_row, to_values
 
 __all__ = ["allocate_seqs", "delete", "get", "insert", "list_recent", "set_todos", "update"]
@@ -27,6 +27,7 @@ def delete(conn: Connection, session_id: str) -> bool:
     summaries = context_summaries.c.thread_id
     conn.execute(context_summaries.delete().where(sa.or_(summaries == session_id, summaries.in_(threads))))
     search.forget_session(conn, session_id)
+    spans.forget_session(conn, session_id)
     return conn.execute(t.delete().where(t.c.id == session_id)).rowcount > 0
 
 
