@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from playwright.async_api import BrowserContext, expect
+from playwright.async_api import Browser, BrowserContext, expect
 
 from cowork.testing.client import EventClient
 from cowork.testing.mockllm import MockLLMServer, MockResponse
@@ -74,3 +74,29 @@ async def test_mcp_view(context: BrowserContext, server: ServerProcess, artifact
     await page.screenshot(path=str(artifacts / "mcp.png"), full_page=True)
     await row.get_by_test_id("mcp-toggle").click()
     await expect(row.get_by_test_id("mcp-status")).to_have_text("disabled")
+
+
+@pytest.mark.parametrize(("width", "height"), [(420, 800), (1400, 900)])
+async def test_every_view_fits_narrow_and_wide(
+    browser: Browser, server: ServerProcess, mock_llm: MockLLMServer, artifacts: Path, width: int, height: int
+) -> None:
+    """Chat, Models, MCP and Usage, each screenshotted at a phone's width and a wide window's: nothing scrolls
+    sideways and the view's tab stays reachable."""
+    mock_llm.set_script([MockResponse(text="hello")])
+    context = await browser.new_context(viewport={"width": width, "height": height})
+    try:
+        page = await open_ui(context, server)
+        await page.get_by_test_id("composer").fill("hi")
+        await page.get_by_test_id("send").click()
+        await expect(page.get_by_test_id("assistant-message")).to_have_text("hello")
+        shown = {"chat": "assistant-message", "models": "current-model", "mcp": "mcp-view", "usage": "usage-today"}
+        for view, content in shown.items():
+            tab = page.get_by_test_id(f"tab-{view}")
+            await tab.click()
+            await expect(tab).to_be_in_viewport()
+            await expect(page.get_by_test_id(content)).to_be_visible()
+            await page.screenshot(path=str(artifacts / f"view-{view}-{width}.png"), full_page=True)
+            assert await page.evaluate("document.documentElement.scrollWidth") <= width, view
+        assert page.errors == []  # type: ignore[attr-defined]
+    finally:
+        await context.close()

@@ -3,6 +3,7 @@
 import { append, clear, diffView, h, json, money, toast } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import { rewind } from "./restore.js";
+import { traceButton } from "./trace.js";
 
 // A button that copies a code block's text (not its language label) to the clipboard.
 function copyButton(pre) {
@@ -21,6 +22,7 @@ function copyButton(pre) {
 }
 
 const TERMINAL = new Set(["done", "error", "cancelled", "interrupted"]);
+const TRACED = new Set(["done", "error", "cancelled"]); // a finished turn gets a Trace button
 const RESUMABLE_GUARDRAILS = new Set(["budget_exceeded", "max_steps", "stuck", "cost_cap", "error_rate", "checkin"]);
 
 // Every event type the protocol knows is handled here or listed in IGNORED; tests/web/test_chat_events.py compares
@@ -173,6 +175,7 @@ export class SessionView {
     this.questions = new Map(); // requestId -> payload
     this.operations = new Map(); // operationId -> status
     this.banners = new Map(); // operationId -> banner element
+    this.traceLinks = new Map(); // operationId -> the row holding its Trace button
     this.todos = [];
     this.userMessages = 0;
     this.userTexts = new Map(); // the user's message number -> its text (for a rewind's dialog)
@@ -316,8 +319,18 @@ export class SessionView {
         this.renderBubble(b);
       }
     }
+    if (TRACED.has(p.status) && p.traceId) this.traceLink(p.operationId, p.traceId);
     this.app.renderComposer();
     if (TERMINAL.has(p.status)) this.app.refreshSessions();
+  }
+
+  // Under a finished turn (once; a resumed turn's moves to its new end). Only when the server traced it.
+  traceLink(operationId, traceId) {
+    const old = this.traceLinks.get(operationId);
+    if (old) old.remove();
+    const el = h("div", { class: "turn-actions", dataset: { operationId } }, traceButton(this.app, traceId));
+    this.traceLinks.set(operationId, el);
+    this.add(el);
   }
 
   resumeBanner(operationId, message) {

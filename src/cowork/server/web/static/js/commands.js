@@ -2,6 +2,7 @@
 // part of it. A `/word` that names no command is refused here and never reaches the model; `/usr/bin …` is a message.
 import { diffView, h, toast } from "./dom.js";
 import { rewind, undo } from "./restore.js";
+import { openTrace } from "./trace.js";
 
 const WORD = /^\/[A-Za-z][\w-]*$/;
 
@@ -83,6 +84,12 @@ export async function runCommand(app, text) {
         }
         app.current.add(h("div", { class: "note note-diff", "data-testid": "session-diff" },
           result.files.map((f) => [h("div", { class: "diff-file" }, h("strong", {}, `${f.status} ${f.path}`), ` +${f.additions} −${f.deletions}`), diffView(f.diff, "file-diff")])));
+        break;
+      }
+      case "trace": {
+        const none = "No trace for this session yet: one is recorded for each turn (while tracing is on).";
+        if (!app.current) say(app, none);
+        else if (!(await openTrace(app, { sessionId: app.current.session.id }))) say(app, none);
         break;
       }
       case "search": {

@@ -3,6 +3,10 @@
 import { clear, h, money, shortTime, toast } from "./dom.js";
 
 function table(headers, rows, attrs = {}) {
+  // Each cell carries its column's name, so a narrow window can show a row as a card of labelled lines (app.css).
+  for (const row of rows) {
+    [...row.children].forEach((cell, i) => { if (headers[i]) cell.dataset.label = headers[i]; });
+  }
   return h("table", { class: "grid", ...attrs },
     h("thead", {}, h("tr", {}, headers.map((x) => h("th", {}, x)))),
     h("tbody", {}, rows));
