@@ -42,8 +42,8 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     _cmd("diff", "/diff", "what this session changed in the folder (edits, writes, commands)"),
     _cmd(
         "trace",
-        "/trace",
-        "what the last turn did: its steps, model calls (time, tokens, cost), tool calls, approval waits",
+        "/trace [ID]",
+        "what the last turn (or trace or operation ID) did: steps, model calls (time, tokens, cost), tools, waits",
     ),
     _cmd("search", "/search WORDS", "find sessions (every folder's) by what was said or what tools returned"),
     _cmd("title", "/title [NEW TITLE]", "show or rename this session"),

@@ -41,6 +41,7 @@ from cowork.clients.format import (
     shorten,
     summarize_arguments,
 )
+from cowork.clients.trace_view import NO_TRACE_YET, trace_lines, trace_params
 from cowork.protocol import (
     SLASH_COMMANDS,
     AgentSpawned,
@@ -101,6 +102,7 @@ from cowork.protocol import (
     ToolListResult,
     ToolResult,
     ToolSetPolicyParams,
+    TraceGetResult,
     TurnCancelParams,
     TurnStartParams,
     TurnStartResult,
@@ -492,6 +494,7 @@ class Repl:
             "/clear": self._new,
             "/sessions": self._list_sessions,
             "/diff": self._diff,
+            "/trace": self._trace,
             "/compact": self._compact,
             "/export": self._export,
             "/import": self._import,
@@ -645,6 +648,22 @@ class Repl:
                 )
             )
             self.console.print(diff_text(change.diff, 200))
+
+    async def _trace(self, arg: str) -> None:
+        """`/trace [ID]`: what the session's last turn did (or trace or operation ID's), span by span."""
+        params = trace_params(arg, self.session.id if self.session is not None else None)
+        if params is None:
+            self.console.print(Text(NO_TRACE_YET, style="dim"))
+            return
+        try:
+            trace: TraceGetResult = await self.rpc.request("trace/get", params)
+        except RpcError as exc:
+            if exc.code != "trace_not_found":
+                raise
+            self.console.print(Text(exc.message, style="dim"))
+            return
+        for line in trace_lines(trace, self.console.width):
+            self.console.print(line)
 
     async def _compact(self, arg: str) -> None:
         """`/compact [what to keep]`: summarise the conversation so far, shown like a turn (Ctrl-C cancels it)."""

@@ -33,6 +33,7 @@ from cowork.protocol import (
 )
 
 from . import restore
+from .trace_screen import show_trace
 
 if TYPE_CHECKING:
     from .app import CoworkApp
@@ -325,6 +326,7 @@ _HANDLERS: dict[str, Callable[[CoworkApp, str], Awaitable[None]]] = {
     "yolo": lambda app, arg: _switch(app, "yolo", arg),
     "tools": _tools,
     "diff": lambda app, _arg: _diff(app),
+    "trace": show_trace,
     "compact": _compact,
     "fork": _fork,
     "undo": _undo,

@@ -87,9 +87,14 @@ export async function runCommand(app, text) {
         break;
       }
       case "trace": {
-        const none = "No trace for this session yet: one is recorded for each turn (while tracing is on).";
-        if (!app.current) say(app, none);
-        else if (!(await openTrace(app, { sessionId: app.current.session.id }))) say(app, none);
+        // `/trace` alone: the session's latest turn; `/trace ID`: a trace id (32 hex digits) or an operation id.
+        const id = arg.trim();
+        const none = id
+          ? `No trace stored for ${id}.`
+          : "No trace for this session yet: one is recorded for each turn (while tracing is on).";
+        const params = !id ? (app.current ? { sessionId: app.current.session.id } : null)
+          : /^[0-9a-fA-F]{32}$/.test(id) ? { traceId: id.toLowerCase() } : { operationId: id };
+        if (!params || !(await openTrace(app, params))) say(app, none);
         break;
       }
       case "search": {
