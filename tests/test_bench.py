@@ -65,6 +65,12 @@ def test_concurrency_bench_runs_and_reports_throughput() -> None:
     assert "ratio raw/cowork turns/s, by sessions: 2:" in result.stdout
 
 
+def test_tracing_bench_runs_and_reports_a_ratio() -> None:
+    result = run_bench("tracing.py", "--turns", "2", "--warm-up", "1")
+    assert "tracing health: ready | disabled;" in result.stdout
+    assert "ratio traced/untraced: turn median" in result.stdout and "server CPU" in result.stdout
+
+
 def _worktrees() -> str:
     return subprocess.run(["git", "-C", str(BENCH), "worktree", "list"], capture_output=True, text=True).stdout
 

@@ -35,7 +35,9 @@ _KINDS = {
     SpanKind.PRODUCER: "producer",
     SpanKind.CONSUMER: "consumer",
 }
-_STATUS = {StatusCode.OK: "ok", StatusCode.ERROR: "error", StatusCode.UNSET: "unset"}
+_STATUS = {StatusCode.ERROR: "error"}
+"""Stored status: `error`, else `ok` (spans that end normally leave their status unset, which OpenTelemetry reads
+as success; setting it on each would cost a call per span)."""
 
 
 class Ids(RandomIdGenerator):
@@ -86,7 +88,7 @@ def to_row(span: ReadableSpan) -> SpanRow:
         kind=_KINDS.get(span.kind, "internal"),
         start_us=_micros(span.start_time),
         end_us=max(_micros(span.end_time), _micros(span.start_time)),
-        status=_STATUS.get(span.status.status_code, "unset"),
+        status=_STATUS.get(span.status.status_code, "ok"),
         status_message=span.status.description,
         session_id=session if isinstance(session, str) else None,
         operation_id=operation if isinstance(operation, str) else None,

@@ -23,7 +23,7 @@ __all__ = ["Tracing"]
 
 log = logging.getLogger(__name__)
 
-_STORE_DELAY_MS = 500
+_STORE_DELAY_MS = 2000
 """How long finished spans wait to be stored together (`trace/get` flushes first, so none is missed)."""
 _OTLP_DELAY_MS = 1000
 """How long finished spans wait to be sent to a collector together."""
@@ -69,11 +69,13 @@ class Tracing:
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
+        from opentelemetry.sdk.trace.sampling import ALWAYS_ON
 
         from ._sdk import Ids, StoreExporter, Watched
 
         resource = Resource.create({"service.name": "cowork", "service.version": self._version})
-        provider = TracerProvider(resource=resource, id_generator=Ids(), shutdown_on_exit=False)
+        # Every span is kept (no sampling), so the sampler is the cheapest: the default asks the parent first.
+        provider = TracerProvider(resource=resource, id_generator=Ids(), sampler=ALWAYS_ON, shutdown_on_exit=False)
         if self.stores:
             assert self._db is not None
             self._store_exporter = StoreExporter(self._db, self.config)

@@ -30,7 +30,6 @@ from cowork.protocol import (
     ToolCall,
     ToolCallStatus,
 )
-from cowork.sessions import Mutation
 from cowork.store import Connection, ToolCallRow, repos
 from cowork.usage import Charge, ModelCall, Spend, admit, charge
 

@@ -67,8 +67,7 @@ class ModelCallSpan:
             attributes["cowork.cost_usd"] = cost_usd
         else:
             attributes["cowork.price_unknown"] = True  # no cost rather than a cost of 0
-        span.set_attributes(attributes)
-        span.set_status(Status(StatusCode.OK))
+        span.set_attributes(attributes)  # (a span's status is set only when it fails: stored, unset reads as ok)
 
 
 class OperationTrace:
@@ -81,6 +80,8 @@ class OperationTrace:
         self._root: Span | None = None
         self._step: Span | None = None
         self._approvals: dict[str, tuple[Span, float]] = {}
+        self._trace_id = trace_id_for(state.root)
+        self._ids_attributes = {"cowork.session.id": state.session_id, "cowork.operation.id": state.id}
         self.waited: dict[str, float] = {}
         """Per tool call: seconds it waited for approval (set on its span when it runs)."""
 
@@ -91,10 +92,12 @@ class OperationTrace:
 
     @property
     def trace_id(self) -> str:
-        return trace_id_for(self._state.root)
+        return self._trace_id
 
     def _ids(self) -> dict[str, Any]:
-        return {"cowork.session.id": self._state.session_id, "cowork.operation.id": self._state.id}
+        """The session and operation, on the operation's span only: the spans under it are found through their
+        trace (each attribute costs the SDK a validation per span)."""
+        return self._ids_attributes
 
     def _under(self, parent: Span | None) -> Any:
         return trace.set_span_in_context(parent) if parent is not None else None
@@ -135,7 +138,7 @@ class OperationTrace:
         if self._step is not None:
             self._step.end()
         self._step = tracer.start_span(
-            f"step {step}", context=self._under(self._root), attributes={"cowork.step": step, **self._ids()}
+            f"step {step}", context=self._under(self._root), attributes={"cowork.step": step}
         )
 
     @contextlib.contextmanager
@@ -155,7 +158,6 @@ class OperationTrace:
                 "gen_ai.provider.name": target.provider,
                 "gen_ai.request.model": target.model,
                 "cowork.step": step,
-                **self._ids(),
             },
         )
         call = ModelCallSpan(span)
@@ -183,7 +185,6 @@ class OperationTrace:
             "gen_ai.tool.type": "extension" if entry.name.startswith("mcp__") else "function",
             "cowork.tool.side_effects": entry.side_effects,
             "cowork.step": entry.step,
-            **self._ids(),
         }
         waited = self.waited.pop(entry.tool_call_id, None)
         if waited is not None:
@@ -202,12 +203,11 @@ class OperationTrace:
     def tool_result(self, span: Span | None, content: str, is_error: bool) -> None:
         if span is None:
             return
-        span.set_attribute("cowork.tool.outcome", "error" if is_error else "ok")
-        span.set_attribute("cowork.tool.result_chars", len(content))
+        span.set_attributes(
+            {"cowork.tool.outcome": "error" if is_error else "ok", "cowork.tool.result_chars": len(content)}
+        )
         if is_error:
             span.set_status(Status(StatusCode.ERROR, short(content)))
-        else:
-            span.set_status(Status(StatusCode.OK))
 
     def approval_started(self, entry: LedgerEntry, dangerous: bool) -> None:
         """A call waits for the user's approval: its wait is a span of its own (`approval <tool>`)."""
@@ -221,7 +221,6 @@ class OperationTrace:
                 "gen_ai.tool.name": entry.name,
                 "gen_ai.tool.call.id": entry.tool_call_id,
                 "cowork.approval.dangerous": dangerous,
-                **self._ids(),
             },
         )
         self._approvals[entry.tool_call_id] = (span, time.perf_counter())
@@ -251,8 +250,6 @@ class OperationTrace:
         root.set_attribute("cowork.steps", self._state.step)
         if status == S.ERROR:
             root.set_status(Status(StatusCode.ERROR, short(reason or "failed")))
-        elif status == S.DONE:
-            root.set_status(Status(StatusCode.OK))
         elif reason:
             root.set_attribute("cowork.reason", short(reason))
         root.end()

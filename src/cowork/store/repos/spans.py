@@ -4,7 +4,7 @@ count."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import fields
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -13,6 +13,9 @@ from .._rows import SpanRow, TraceRow
 from .._schema import spans as t
 
 __all__ = ["count", "forget_session", "get_trace", "insert_many", "list_traces", "prune", "trace_of_operation"]
+
+
+_FIELDS = tuple(f.name for f in fields(SpanRow))
 
 
 def insert_many(conn: Connection, rows: Sequence[SpanRow]) -> None:
@@ -24,7 +27,7 @@ def insert_many(conn: Connection, rows: Sequence[SpanRow]) -> None:
         from sqlalchemy.dialects.postgresql import insert as pg_insert
 
         stmt = pg_insert(t).on_conflict_do_nothing()
-    conn.execute(stmt, [asdict(row) for row in rows])
+    conn.execute(stmt, [{name: getattr(row, name) for name in _FIELDS} for row in rows])  # (asdict deep-copies)
 
 
 def _row(r: sa.Row[tuple[object, ...]]) -> SpanRow:
