@@ -1,16 +1,31 @@
-"""The `read` tool: read a text file, or a range of its lines, numbered like `cat -n`."""
+"""The `read` tool: read a text file, or a range of its lines, numbered like `cat -n`.
+
+PDF, Word, Excel and PowerPoint files are converted to text by `cowork.documents` (kept in a small cache while the
+file is unchanged) and paged through the same way.
+"""
 
 from __future__ import annotations
 
 import codecs
 import difflib
 import os
+import shlex
 import stat
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, assert_never
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cowork.documents import (
+    MAX_PDF_PAGES,
+    Document,
+    DocumentCache,
+    DocumentError,
+    DocumentFormat,
+    format_for,
+    legacy_format_for,
+)
 from cowork.tools._base import Tool, ToolContext, ToolError
 from cowork.tools._fsutil import (
     SNIFF_BYTES,
@@ -20,6 +35,7 @@ from cowork.tools._fsutil import (
     looks_binary,
     relative_to_workspace,
     run_blocking,
+    thread_checkpoint,
 )
 
 __all__ = ["ReadParams", "ReadTool"]
@@ -32,6 +48,9 @@ COUNT_SCAN_LIMIT = 256 * 1024 * 1024
 """Past this many bytes, the total line count is not worth the disk time."""
 _SKIP_CHUNK = 64 * 1024
 _COUNT_CHUNK = 1024 * 1024
+
+DOCUMENTS = DocumentCache()
+"""Converted documents while their file is unchanged: paging through a long PDF converts it once."""
 
 
 class ReadParams(BaseModel):
@@ -57,28 +76,31 @@ class ReadParams(BaseModel):
 
 
 class ReadTool(Tool[ReadParams]):
-    """Read a text file from the workspace with line numbers."""
+    """Read a text file, or a document converted to text, from the workspace with line numbers."""
 
     name = "read"
-    description = f"""Read a text file from the workspace and return its lines numbered like `cat -n`.
+    description = f"""Read a file from the workspace and return its lines numbered like `cat -n`: text files, and PDF,
+Word (.docx), Excel (.xlsx, .xlsm) and PowerPoint (.pptx) files converted to text.
 
-Use it whenever you need a file's contents: before editing it, to inspect code, config or logs, or to
+Use it whenever you need a file's contents: before editing it, to inspect code, config, logs or documents, or to
 look at the lines around a grep hit (pass offset a few lines before the hit).
-- Do not use read to find files (use glob) or to search for text across files (use grep). Do not run
-  cat, head, tail or sed through bash to read files.
-- `filePath` is absolute or relative to the workspace root; files outside the workspace are refused.
-- Returns up to {DEFAULT_LIMIT} lines from the start by default. For longer files a final note gives the
-  total line count and the offset to continue from; read further with `offset` (1-based) and `limit`.
-  Prefer reading the part you need over paging through a whole large file.
-- Each line is shown as "<line number><TAB><text>". The number and tab are not part of the file: never
-  copy them into an edit. Lines longer than {MAX_LINE_CHARS} characters are cut and marked as truncated.
-  One call returns at most {MAX_OUTPUT_CHARS // 1000}k characters; the note then says where to continue.
-- Text is decoded as UTF-8 (a BOM is handled; UTF-16 with a BOM too), falling back to latin-1.
-- Only text files: binary files (images, PDFs, archives, executables, databases) are refused with their
-  size and type; do not retry them with read.
-- Errors tell you what to do: a missing file comes with similarly named files from the same directory
-  (check them, or use glob); a directory is refused (use glob to list it); an offset past the end of the
-  file reports the file's line count.
+- Do not use read to find files (use glob) or to search across files (use grep). Do not read files with cat,
+  head, tail or sed through bash. `filePath` is absolute or relative to the workspace root (nothing outside it).
+- Returns up to {DEFAULT_LIMIT} lines by default. For longer files a final note gives the total line count and
+  the offset to continue from; read further with `offset` (1-based) and `limit`. Prefer the part you need.
+- Each line is "<line number><TAB><text>"; the number and tab are not part of the file: never copy them into an
+  edit. Lines over {MAX_LINE_CHARS} characters are cut (a document's are wrapped); one call returns at most
+  {MAX_OUTPUT_CHARS // 1000}k characters. Text is UTF-8 (BOMs and UTF-16 with a BOM handled), else latin-1.
+- Documents: a first line says what was converted (e.g. "PDF, 12 pages, converted to text:"), then the numbered
+  converted text, paged like a text file. PDF pages start with `--- page N ---` (a scanned page has no text:
+  it needs OCR); slides, sheets and Word headings are markdown headings, tables are markdown tables. Each
+  spreadsheet sheet is a table headed by column letters whose first column is the row number, so cell B7 is in
+  row 7 under B; formulas show as `=formula → cached value`. Caps ({MAX_PDF_PAGES} PDF pages, rows and columns
+  per sheet) are stated in notes. Legacy .doc/.xls/.ppt are refused: convert them with LibreOffice via bash.
+- Other binary files (images, archives, executables, databases) are refused with their size and type; do not
+  retry them with read.
+- Errors say what to do: a missing file comes with similar names from its directory; a directory is refused
+  (use glob); an offset past the end reports the line count.
 """
     params = ReadParams
     path_params = ("filePath",)
@@ -111,19 +133,110 @@ def _read(params: ReadParams, ctx: ToolContext) -> str:
             head = raw.read(SNIFF_BYTES)
         if not head:
             return f"(The file {rel} is empty: 0 lines.)"
+        document = _document_format(path, head, rel, info.st_size)
+        if document is not None:
+            return _read_document(path, document, params, rel)
         if looks_binary(head):
             raise ToolError(
                 f"{rel} is a binary file ({describe_kind(path, head)}, {human_size(info.st_size)}); read only "
-                "reads text files. Do not retry it with read; if you need facts about it, use a tool meant "
-                "for that format."
+                "reads text files and PDF, Word, Excel and PowerPoint documents. Do not retry it with read; if "
+                "you need facts about it, use a tool meant for that format."
             )
         # newline="\n": lines end at "\n" only, as for ripgrep, so grep's line numbers are valid offsets here.
         with open(path, encoding=_encoding(head), errors="replace", newline="\n") as text:
-            return _render(text, params, rel, info.st_size)
+            return _render(_text_lines(text), params, rel, lambda: _text_extent(text, info.st_size))
     except PermissionError:
         raise ToolError(f"Cannot read {rel}: permission denied.") from None
     except OSError as exc:
         raise ToolError(f"Cannot read {rel}: {exc.strerror or exc}.") from None
+
+
+def _document_format(path: Path, head: bytes, rel: str, size: int) -> DocumentFormat | None:
+    """The document format to convert the file with; None to treat it as any other file.
+
+    A file named like a document but starting like text (a misnamed note) is read as text; one that is binary
+    without the format's signature, or a legacy Office file, is refused with what to do instead.
+    """
+    entry = format_for(path)
+    if entry is not None:
+        if entry.matches(head):
+            return entry
+        if looks_binary(head):
+            # Described by its signature alone: its name is the thing in doubt.
+            kind = describe_kind(Path(), head)
+            raise ToolError(
+                f"{rel} is named like a {entry.label} but is not one: it does not start with the format's "
+                f"signature ({kind}, {human_size(size)}). It is corrupt or misnamed; do not retry it with read."
+            )
+        return None
+    legacy = legacy_format_for(path)
+    if legacy is not None and looks_binary(head):
+        command = f"soffice --headless --convert-to {legacy.target} {shlex.quote(rel)}"
+        raise ToolError(
+            f"{rel} is a {legacy.label}, an old binary format that read does not convert. Convert it with "
+            f"LibreOffice through bash (`{command}` writes a .{legacy.target} copy in the current directory; add "
+            "`--outdir <dir>` to put it elsewhere), then read the copy."
+        )
+    return None
+
+
+def _read_document(path: Path, entry: DocumentFormat, params: ReadParams, rel: str) -> str:
+    try:
+        document = DOCUMENTS.get(path, checkpoint=thread_checkpoint)
+    except DocumentError as exc:
+        raise ToolError(f"Cannot read {rel} ({entry.label}). {exc}") from None
+    header = _document_header(document)
+    if not document.text.strip():
+        return f"{header}\n(No text was found in {rel}.)"
+    lines = [piece for line in document.text.split("\n") for piece in _wrap(line)]
+    body = _render(
+        ((line, 0) for line in lines),
+        params,
+        f"the text converted from {rel}",
+        lambda: f"The converted text has {_lines(len(lines))} in total.",
+    )
+    return f"{header}\n{body}"
+
+
+def _document_header(document: Document) -> str:
+    """One line saying what was converted: `PDF, 12 pages, converted to text:`."""
+    meta = document.meta
+    match document.kind:
+        case "pdf":
+            pages = meta.pages or 0
+            what = f"PDF, {_count(pages, 'page')}"
+            if pages > MAX_PDF_PAGES:
+                what += f" (the first {MAX_PDF_PAGES} converted)"
+        case "docx":
+            what = f"Word document, {_count(meta.words or 0, 'word')}"
+        case "xlsx":
+            what = f"Excel workbook, {_count(meta.sheets or 0, 'sheet')}, each a table of rows and lettered columns"
+        case "pptx":
+            what = f"PowerPoint presentation, {_count(meta.slides or 0, 'slide')}"
+        case _:
+            assert_never(document.kind)
+    if meta.title:
+        what += f", titled {' '.join(meta.title.split())[:200]!r}"
+    return what + ", converted to text:"
+
+
+def _count(number: int, noun: str) -> str:
+    return f"1 {noun}" if number == 1 else f"{number:,} {noun}s"
+
+
+def _wrap(line: str) -> list[str]:
+    """A converted document's line in pieces of at most MAX_LINE_CHARS, broken at a space where there is one.
+
+    Its line numbers exist only in the converted text, so wrapping loses nothing, where cutting would.
+    """
+    pieces: list[str] = []
+    while len(line) > MAX_LINE_CHARS:
+        cut = line.rfind(" ", MAX_LINE_CHARS // 2, MAX_LINE_CHARS)
+        cut = cut if cut > 0 else MAX_LINE_CHARS
+        pieces.append(line[:cut])
+        line = line[cut:].lstrip(" ")
+    pieces.append(line)
+    return pieces
 
 
 def _encoding(head: bytes) -> str:
@@ -160,20 +273,36 @@ def _read_line(text: TextIO) -> tuple[str, int] | None:
     return line[:MAX_LINE_CHARS], cut
 
 
-def _render(text: TextIO, params: ReadParams, rel: str, size: int) -> str:
+def _text_lines(text: TextIO) -> Iterator[tuple[str, int]]:
+    while (item := _read_line(text)) is not None:
+        yield item
+
+
+def _text_extent(text: TextIO, size: int) -> str:
+    total = _count_lines(text, size)
+    if total is None:
+        return f"The file ({human_size(size)}) has more lines; they were not counted because it is so large."
+    return f"The file has {_lines(total)} in total."
+
+
+def _render(lines: Iterator[tuple[str, int]], params: ReadParams, what: str, extent: Callable[[], str]) -> str:
+    """Number the lines from `params.offset` on, within `limit` and the output cap, with a note when more follow.
+
+    `lines` yields each line with how many characters were cut from it; `extent` says how long the whole is, and
+    is called only when there is more to read (it may rescan the file).
+    """
     start = max(params.offset, 1)
     out: list[str] = []
     out_chars = 0
     number = 0
     more = stopped_for_size = False
-    while (item := _read_line(text)) is not None:
+    for line, cut in lines:
         number += 1
         if number < start:
             continue
         if number >= start + params.limit:
             more = True
             break
-        line, cut = item
         if cut:
             line += f" [... line truncated: {cut} more characters]"
         rendered = f"{number:>6}\t{line}"
@@ -185,23 +314,18 @@ def _render(text: TextIO, params: ReadParams, rel: str, size: int) -> str:
 
     if not out:
         raise ToolError(
-            f"offset {start} is past the end of {rel}, which has {_lines(number)}. "
+            f"offset {start} is past the end of {what}, which has {_lines(number)}. "
             f"Use an offset between 1 and {number}."
         )
     if not more:
         return "\n".join(out)
     last_shown = start + len(out) - 1
-    total = _count_lines(text, size)
     reason = (
         f"Output stopped at {MAX_OUTPUT_CHARS // 1000}k characters; showing lines {start}-{last_shown}."
         if stopped_for_size
         else f"Showing lines {start}-{last_shown}."
     )
-    if total is None:
-        extent = f"The file ({human_size(size)}) has more lines; they were not counted because it is so large."
-    else:
-        extent = f"The file has {_lines(total)} in total."
-    out.append(f"\n({reason} {extent} Use offset={last_shown + 1} to read more.)")
+    out.append(f"\n({reason} {extent()} Use offset={last_shown + 1} to read more.)")
     return "\n".join(out)
 
 
