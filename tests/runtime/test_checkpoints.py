@@ -21,6 +21,7 @@ from cowork.protocol import (
     SessionRewindParams,
     SessionUndoParams,
     SessionUpdateParams,
+    ToolResult,
     UserMessage,
 )
 from cowork.sessions._shadow import ShadowRepo
@@ -513,3 +514,23 @@ async def test_without_git_edits_and_writes_are_still_checkpointed(
     mock_llm.set_script([bash_step("echo d > d.txt"), MockResponse(text="done")])
     await turn(harness, core, sid, "again")
     assert (await core.runtime.list_checkpoints(sid)).checkpoints[0].files == ["d.txt"]
+
+
+async def test_a_result_names_the_files_its_call_made_or_changed(
+    harness: CoreHarness, mock_llm: MockLLMServer, workspace: Path
+) -> None:
+    """What a call changed, as its checkpoint saw it, reaches the clients with its result (they offer previews)."""
+    core = await harness.core()
+    sid = await yolo_session(harness, core)
+    (workspace / "gone.txt").write_text("x\n")
+    mock_llm.set_script(
+        [
+            bash_step("mkdir -p out && printf 'a,b\\n' > out/table.csv && rm gone.txt"),
+            tool_step("write", filePath="report.md", content="# Report\n"),
+            tool_step("read", filePath="report.md"),
+            MockResponse(text="done"),
+        ]
+    )
+    await turn(harness, core, sid, "make things")
+    results = {r.name: r.files for r in harness.payloads(sid, ToolResult)}
+    assert results == {"bash": ["out/table.csv"], "write": ["report.md"], "read": []}  # a deletion is not named

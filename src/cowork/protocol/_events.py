@@ -146,6 +146,11 @@ class ToolResult(_Payload):
         description="For a call that changed a file (`edit`, `write`): the unified diff of the change, cut at 64 KB.",
     )
     rejected: bool = Field(default=False, description="The user rejected the call; `content` says why.")
+    files: list[str] = Field(
+        default_factory=list,
+        description="Files the call created or changed (relative to the workspace), as its checkpoint recorded them: "
+        "a write's or edit's file, whatever a shell command made. Empty when checkpoints are off.",
+    )
 
 
 class Usage(_Payload):

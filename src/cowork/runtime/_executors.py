@@ -273,6 +273,7 @@ class OperationRunner(ModelSteps, HumanSteps):
                     None, lambda conn: repos.session_files.remember(conn, sid, path, text, now=now), urgent=True
                 )
         checkpoints, checkpoint = self.deps.checkpoints, await self._checkpoint_before(entry)
+        changed: list[str] = []
         try:
             with self.trace.tool_call(entry) as span:
                 content, is_error = await self._invoke(entry)
@@ -280,7 +281,7 @@ class OperationRunner(ModelSteps, HumanSteps):
         finally:
             if checkpoints is not None and checkpoint is not None:
                 # Also when the call is cancelled: what a command changed before it was stopped can be taken back.
-                await asyncio.shield(
+                recorded = await asyncio.shield(
                     checkpoints.after(
                         checkpoint,
                         session_id=self.state.session_id,
@@ -289,6 +290,8 @@ class OperationRunner(ModelSteps, HumanSteps):
                         tool=entry.name,
                     )
                 )
+                if recorded is not None:
+                    changed = [f.path for f in recorded.files if f.after_mode]
         diff = None
         if before is not None and not is_error:
             diff = await run_blocking(lambda: change_diff(before, ctx))
@@ -305,6 +308,7 @@ class OperationRunner(ModelSteps, HumanSteps):
                 is_error=is_error,
                 content=content,
                 diff=diff,
+                files=changed,
             ),
             self.ledger_update(entry, result=content),
         )

@@ -161,13 +161,14 @@ class OperationTrace:
             },
         )
         call = ModelCallSpan(span)
-        try:
-            yield call
-        except BaseException as exc:
-            _failed(span, exc)
-            raise
-        finally:
-            span.end()
+        # Current while the request runs, so what is logged meanwhile (the HTTP client's lines, a provider's error)
+        # carries its trace and span ids.
+        with trace.use_span(span, end_on_exit=True, record_exception=False, set_status_on_exception=False):
+            try:
+                yield call
+            except BaseException as exc:
+                _failed(span, exc)
+                raise
 
     @contextlib.contextmanager
     def tool_call(self, entry: LedgerEntry) -> Iterator[Span | None]:

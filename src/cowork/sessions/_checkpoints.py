@@ -18,7 +18,7 @@ import logging
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -133,8 +133,8 @@ class Checkpoints:
 
     async def after(
         self, pending: Pending | None, *, session_id: str, operation_id: str, tool_call_id: str, tool: str
-    ) -> int | None:
-        """Record what the call changed (nothing recorded when it changed nothing); the checkpoint's id."""
+    ) -> CheckpointRow | None:
+        """Record what the call changed (nothing recorded when it changed nothing); the checkpoint, with its id."""
         if pending is None:
             return None
         try:
@@ -163,7 +163,7 @@ class Checkpoints:
         self._recorded += 1
         if self._recorded % _PRUNE_EVERY == 0:
             self.prune_soon()
-        return checkpoint_id
+        return replace(row, id=checkpoint_id)
 
     def prune_soon(self) -> None:
         """Prune in the background (at start-up, and every `_PRUNE_EVERY` checkpoints), unless already pruning."""
