@@ -23,6 +23,8 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pyt
     for name in PROVIDER_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("COWORK_HOME", str(tmp_path_factory.mktemp("cowork-home")))
+    # Servers started by tests do not build the document toolbox in the background (tests/toolbox builds it).
+    monkeypatch.setenv("COWORK_TOOLS__TOOLBOX__INSTALL", "never")
     # prompt_toolkit asks the terminal for the cursor position; a test pty never answers.
     monkeypatch.setenv("PROMPT_TOOLKIT_NO_CPR", "1")
     # Never touch the machine's real keyring: saved keys go to the test home's 0600 file.

@@ -49,6 +49,11 @@ async def test_a_working_core_is_ready_and_says_what_is_off(harness: CoreHarness
             SubsystemHealth(name="sandbox", status="ready"),
             SubsystemHealth(name="checkpoints", status="ready"),
             SubsystemHealth(name="tracing", status="ready"),
+            SubsystemHealth(
+                name="toolbox",
+                status="disabled",
+                reason="Not installed yet: installed in the background after start-up (or `cowork toolbox install`).",
+            ),
             *NOT_BUILT,
         ],
     )
@@ -73,6 +78,7 @@ async def test_a_failing_mcp_server_and_a_missing_sandbox_are_degraded_with_thei
         "sandbox": "degraded",
         "checkpoints": statuses(health)["checkpoints"],  # (git on this machine: its own test below)
         "tracing": "ready",
+        "toolbox": "disabled",
         "embedder": "disabled",
         "scheduler": "disabled",
     }

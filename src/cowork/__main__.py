@@ -8,7 +8,13 @@ from pathlib import Path
 
 # Argument definitions only: each command imports what it runs once it is chosen (below), so `cowork serve` loads
 # no client and `cowork --help` neither client nor server.
-from cowork.clients.cli.args import add_doctor_parser, add_logs_parser, add_repl_arguments, add_run_parser
+from cowork.clients.cli.args import (
+    add_doctor_parser,
+    add_logs_parser,
+    add_repl_arguments,
+    add_run_parser,
+    add_toolbox_parser,
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -43,6 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     add_run_parser(sub)
     add_doctor_parser(sub)
     add_logs_parser(sub)
+    add_toolbox_parser(sub)
     parser.add_argument("--version", action="version", version=f"cowork {_version()}")
     return parser
 
@@ -91,6 +98,10 @@ def main(argv: list[str] | None = None) -> None:
         from cowork.doctor import main as doctor_main
 
         code = doctor_main(workspace=args.workspace, network=args.network, as_json=args.json)
+    elif args.command == "toolbox":
+        from cowork.toolbox._cli import main as toolbox_main
+
+        code = toolbox_main(args.action, as_json=args.json)
     elif args.command == "logs":
         from cowork.logs import main as logs_main
 

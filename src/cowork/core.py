@@ -40,6 +40,7 @@ from cowork.runtime import preload as preload_runtime
 from cowork.sandbox import find_bwrap
 from cowork.sessions import Checkpoints, EventBus, Journal, SessionService, SessionSettings, TodoList
 from cowork.store import Database
+from cowork.toolbox import Toolbox, ToolboxInstaller
 from cowork.tools import ToolRegistry, builtin_tools
 from cowork.usage import UsageService
 
@@ -99,6 +100,8 @@ class Core:
                 "bubblewrap (bwrap) was not found, so shell commands run unconfined and every command that is not "
                 "clearly safe asks first. Install it to confine them (Debian/Ubuntu: apt install bubblewrap)."
             )
+        self.toolbox = ToolboxInstaller(Toolbox.of_home(self.paths.home), self.config.tools.toolbox)
+        """The document toolbox shell commands use, installed in the background after the warm-up."""
         self.notices = Notices()
         """Notifications for every connected client (`mcp/status`, `mcp/install`)."""
         self.mcp = McpHypervisor(
@@ -194,6 +197,10 @@ class Core:
         The imports run in a thread of their own, so requests are answered meanwhile (slower while it runs: imports
         hold the GIL in turns). Cancelling this stops waiting for them, not the thread.
         """
+        await self._warm_up()
+        self.toolbox.start()  # after the warm-up (never raises), so the two do not compete for the first seconds
+
+    async def _warm_up(self) -> None:
         started = time.perf_counter()
         try:
             target: ModelTarget | None = self.selector.resolve(None, None)
@@ -214,6 +221,7 @@ class Core:
         log.info("provider stack warmed in %.2f s (%s)", time.perf_counter() - started, what)
 
     async def stop(self) -> None:
+        await self.toolbox.stop()
         await self.checkpoints.close()
         await self.runtime.shutdown()
         await anyio.to_thread.run_sync(self.tracing.shutdown)  # the last spans stored while the database is open

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, TypeAlias
 from cowork.protocol import HealthResult, McpServerInfo, McpStatus, ProtocolError, SubsystemHealth, SubsystemStatus
 from cowork.sessions import GIT_MISSING, git_path
 from cowork.store import repos
+from cowork.toolbox import InstallState
 
 if TYPE_CHECKING:
     from cowork.core import Core
@@ -93,6 +94,25 @@ async def _tracing(core: Core) -> Judgement:
     return ("degraded" if status == "degraded" else "disabled" if status == "disabled" else "ready"), reason
 
 
+async def _toolbox(core: Core) -> Judgement:
+    installer = core.toolbox
+    if not installer.settings.enabled:
+        return "disabled", "The document toolbox is off (tools.toolbox.enabled = false)."
+    status = installer.toolbox.status()
+    if status.state == "ready":
+        return _READY
+    if status.state == "installing":
+        return "disabled", "Being installed; shell commands get it once it is ready."
+    if installer.state is InstallState.FAILED:
+        return "degraded", f"The install failed: {installer.error}; retry with `cowork toolbox install`."
+    if status.state == "broken":
+        return "degraded", f"Broken: {status.reason}."
+    if installer.settings.install != "background":
+        setting = installer.settings.install
+        return "disabled", f"Not installed (tools.toolbox.install = {setting}): run `cowork toolbox install`."
+    return "disabled", "Not installed yet: installed in the background after start-up (or `cowork toolbox install`)."
+
+
 async def _not_built(_core: Core) -> Judgement:
     return "disabled", "Not built yet."
 
@@ -105,6 +125,7 @@ CHECKS: Mapping[str, Check] = MappingProxyType(
         "sandbox": _sandbox,
         "checkpoints": _checkpoints,
         "tracing": _tracing,
+        "toolbox": _toolbox,
         "embedder": _not_built,  # semantic memory (the memory issue)
         "scheduler": _not_built,  # automations (the automations issue)
     }

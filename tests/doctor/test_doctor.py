@@ -26,6 +26,8 @@ EVERY_CHECK = {
     "sandbox",
     "git",
     "ripgrep",
+    "toolbox",
+    "libreoffice",
     "providers",
     "mcp",
     "tracing",

@@ -63,6 +63,7 @@ async def test_health_names_each_degraded_subsystem_and_why(server: ServerProces
         "sandbox",
         "checkpoints",
         "tracing",
+        "toolbox",
         "embedder",
         "scheduler",
     ]
@@ -92,6 +93,7 @@ async def test_healthz_has_the_statuses_without_the_reasons(server: ServerProces
         "sandbox": "degraded",
         "checkpoints": body["subsystems"]["checkpoints"],  # git on this machine or not
         "tracing": "ready",
+        "toolbox": body["subsystems"]["toolbox"],  # not installed, or being installed in the background
         "embedder": "disabled",
         "scheduler": "disabled",
     }

@@ -25,6 +25,7 @@ __all__ = [
     "RouterTier",
     "SandboxConfig",
     "ServerConfig",
+    "ToolboxConfig",
     "ToolsConfig",
     "TracingConfig",
     "WebConfig",
@@ -139,6 +140,19 @@ class SandboxConfig(_Section):
     extra_writable: list[str] = Field(default_factory=list, description="More folders bash may write to.")
 
 
+class ToolboxConfig(_Section):
+    enabled: bool = Field(
+        default=True,
+        description="Give shell commands Cowork's document toolbox (python3 with openpyxl, python-docx, python-pptx, "
+        "pypdf, pdfplumber, reportlab, matplotlib, pillow) once it is installed.",
+    )
+    install: Literal["background", "on-demand", "never"] = Field(
+        default="background",
+        description="background: installed after the server starts (never blocking it); on-demand and never: only by "
+        "`cowork toolbox install`.",
+    )
+
+
 class EnvironmentConfig(_Section):
     allow: list[str] = Field(
         default_factory=list,
@@ -177,6 +191,7 @@ class ToolsConfig(_Section):
     web: WebConfig = Field(default_factory=WebConfig)
     bash: BashConfig = Field(default_factory=BashConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    toolbox: ToolboxConfig = Field(default_factory=ToolboxConfig)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     commands: CommandsConfig = Field(default_factory=CommandsConfig)
     environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from cowork.config import CoworkPaths, SandboxConfig
+from cowork.config import CoworkPaths, SandboxConfig, ToolboxConfig
+from cowork.toolbox import LIBREOFFICE_MISSING, ToolboxStatus
 
 __all__ = [
     "Check",
@@ -29,6 +30,7 @@ __all__ = [
     "check_sandbox",
     "check_server",
     "check_state_folder",
+    "check_toolbox",
 ]
 
 Status = Literal["ok", "warning", "problem"]
@@ -225,6 +227,33 @@ def check_ripgrep(rg: str | None) -> Check:
             "Reinstall Cowork (its `ripgrep` dependency ships the binary), or install ripgrep (apt install ripgrep).",
         )
     return Check("ripgrep", "ok", rg)
+
+
+def check_toolbox(settings: ToolboxConfig, status: ToolboxStatus) -> list[Check]:
+    """The document toolbox shell commands use (`cowork.toolbox`), and LibreOffice beside it."""
+    fix = "Run `cowork toolbox install`."
+    if not settings.enabled:
+        toolbox = Check("toolbox", "ok", "off (tools.toolbox.enabled = false): commands get no document libraries.")
+    elif status.state == "ready":
+        toolbox = Check("toolbox", "ok", f"{status.summary()[len('ready ') :]} at {status.root}")
+    elif status.state == "installing":
+        toolbox = Check("toolbox", "ok", f"being installed into {status.root}")
+    elif status.state == "broken":
+        toolbox = Check("toolbox", "warning", f"broken: {status.reason}", fix)
+    else:
+        when = "at the next server start" if settings.install == "background" else "only when asked"
+        detail = f"not installed ({when}): commands cannot import openpyxl, python-docx, python-pptx…"
+        toolbox = Check("toolbox", "warning", detail, fix)
+    if status.libreoffice:
+        office = Check("libreoffice", "ok", status.libreoffice)
+    else:
+        office = Check(
+            "libreoffice", "warning", LIBREOFFICE_MISSING.removeprefix("LibreOffice (soffice) "), _OFFICE_FIX
+        )
+    return [toolbox, office]
+
+
+_OFFICE_FIX = "Install LibreOffice (apt install libreoffice-calc libreoffice-writer, brew install --cask libreoffice)."
 
 
 def check_server(paths: CoworkPaths) -> Check:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from cowork.config import CoworkPaths, resolve_home
+from cowork.toolbox import Toolbox
 
 from ._checks import (
     Check,
@@ -22,6 +23,7 @@ from ._checks import (
     check_sandbox,
     check_server,
     check_state_folder,
+    check_toolbox,
 )
 from ._setup import check_config, check_mcp, check_providers, check_tracing
 
@@ -57,6 +59,8 @@ async def run_checks(workspace: Path, env: Mapping[str, str], *, network: bool =
     checks += _guarded("sandbox", lambda: [check_sandbox(sandbox, source)])
     checks += _guarded("git", lambda: [check_git(loaded.config.checkpoints.enabled)])
     checks += _guarded("ripgrep", lambda: [check_ripgrep(find_rg())])
+    toolbox = loaded.config.tools.toolbox
+    checks += _guarded("toolbox", lambda: check_toolbox(toolbox, Toolbox.of_home(paths.home).status()))
     try:
         checks += await check_providers(loaded, env, network=network)
     except Exception as exc:

@@ -63,6 +63,8 @@ class SandboxSpec:
     """Writable in addition to the workspace (output directory, configured extras)."""
     hidden: tuple[Path, ...] = field(default_factory=tuple)
     """Paths masked out entirely (credential stores, Cowork's secrets)."""
+    readonly: tuple[Path, ...] = ()
+    """Shown read-only whatever the masks and writable binds above say (Cowork's toolbox, inside its masked home)."""
     network: bool = False
 
 
@@ -93,6 +95,9 @@ def bwrap_command(bwrap: str, spec: SandboxSpec, argv: Sequence[str]) -> list[st
             args += ["--tmpfs", str(hidden)]
         else:
             args += ["--ro-bind", "/dev/null", str(hidden)]
+    # Last, so they win: bubblewrap applies binds in order, and a later one over a masked place shows just that one.
+    for shown in _existing(p.resolve() for p in spec.readonly):
+        args += ["--ro-bind", str(shown), str(shown)]
     if not spec.network:
         args.append("--unshare-net")
     args += [

@@ -20,6 +20,7 @@ from cowork.sandbox import (
     command_environment,
     shell_argv,
 )
+from cowork.toolbox import Toolbox
 
 from ._base import Tool, ToolContext, ToolError
 
@@ -95,18 +96,24 @@ When a command fails, read the error, fix the cause, and try another way; do not
         network = ctx.network or params.needsNetwork
         argv = shell_argv(params.command)
         protected: ProtectedSnapshot | None = None
+        # Cowork's document toolbox, once installed: first on PATH (python3 imports openpyxl…), read-only in the sandbox.
+        toolbox = Toolbox.of_home(ctx.home) if ctx.home is not None and ctx.settings.toolbox.enabled else None
+        toolbox_bin = toolbox.active() if toolbox is not None else None
         if ctx.bwrap is not None:
             policy = ctx.paths
             spec = SandboxSpec(
                 workspace=ctx.workspace,
                 writable=tuple(policy.write_roots) if policy else (),
                 hidden=(*Places.current(ctx.home).sensitive_roots(), *(policy.deny if policy else ())),
+                readonly=(toolbox_bin.parent,) if toolbox_bin is not None else (),
                 network=network,
             )
             argv = bwrap_command(ctx.bwrap, spec, argv)
             protected = ProtectedSnapshot.take(ctx.workspace)
         # Only allow-listed variables: the server's own secrets (and the user's) must not reach what the model runs.
         env = command_environment(ctx.settings.environment, os.environ)
+        if toolbox is not None and toolbox_bin is not None:
+            env = toolbox.environment(env)
         # Recorded before it starts, so that a Cowork killed meanwhile finds and stops it at its next start.
         record = None
         if ctx.home is not None:

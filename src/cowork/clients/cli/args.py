@@ -66,6 +66,19 @@ def add_doctor_parser(sub: Any) -> None:
     doctor.add_argument("--json", action="store_true", help='print [{"check", "status", "detail", "fix"}] as JSON')
 
 
+def add_toolbox_parser(sub: Any) -> None:
+    """Register `cowork toolbox` (the document toolbox shell commands use; see docs/documents.md#toolbox)."""
+    toolbox = sub.add_parser(
+        "toolbox",
+        help="the document toolbox shell commands use (python3 with openpyxl, python-docx…): status, install, remove",
+        description="status: whether it is installed, its libraries' versions, its size, and LibreOffice; install: "
+        "build it from Cowork's lock now (also repairs a broken one); remove: delete it. Exit code 0, 1 when it is "
+        "not ready (status) or the install failed.",
+    )
+    toolbox.add_argument("action", nargs="?", choices=["status", "install", "remove"], default="status")
+    toolbox.add_argument("--json", action="store_true", help="status as JSON")
+
+
 def add_logs_parser(sub: Any) -> None:
     """Register `cowork logs` (reads the server log without a server; see docs/observability.md#logs)."""
     logs = sub.add_parser(
