@@ -7,6 +7,8 @@ else. Clients import only this package (plus their transport and UI libraries).
 from ._base import Params, WireModel
 from ._commands import SLASH_COMMANDS, ClientKind, SlashCommand, slash_command
 from ._docs import render_protocol_markdown
+from ._documents import *  # noqa: F403
+from ._documents import __all__ as _documents_all
 from ._environment import environment_fingerprint, provider_variables
 from ._errors import ErrorCode, ErrorSource, ProtocolError, RpcCode
 from ._events import (
@@ -129,6 +131,7 @@ __all__ = [
     "success_response",
     *_health_all,
     *_traces_all,
+    *_documents_all,
     *_mcp_all,
     *_mcp_install_all,
     *_methods_all,

@@ -67,6 +67,9 @@ class ErrorCode(StrEnum):
     NOTHING_TO_UNDO = "nothing_to_undo"
     FILES_CHANGED = "files_changed"
     TRACE_NOT_FOUND = "trace_not_found"
+    DOCUMENT_NOT_FOUND = "document_not_found"
+    PATH_DENIED = "path_denied"
+    DOCUMENT_UNREADABLE = "document_unreadable"
 
 
 class ErrorSource(StrEnum):

@@ -14,6 +14,7 @@ from pydantic import Field, model_validator
 
 from ._base import Count, OsText, Params, WireModel
 from ._commands import SlashCommand
+from ._documents import DocumentContent, DocumentPreview, DocumentRef
 from ._events import SessionEvent
 from ._health import HealthResult
 from ._mcp import (
@@ -128,7 +129,7 @@ __all__ = [
     "UnsubscribeResult",
 ]
 
-PROTOCOL_VERSION = 7
+PROTOCOL_VERSION = 8
 """Bumped on every change to the protocol. Changes are additive: old clients keep working."""
 
 _ID = Field(min_length=1, max_length=200)
@@ -661,6 +662,33 @@ METHODS: dict[str, MethodSpec] = {
             "One trace's spans (by trace id, by operation, or a session's latest): the turn, its steps, model calls "
             "with GenAI attributes (tokens, cost, time to first token), tool calls, approval waits and MCP calls.",
             "trace_not_found",
+        ),
+        _spec(
+            "document/preview",
+            DocumentRef,
+            DocumentPreview,
+            "A preview of a document in the session's folder (one a `tool_result`'s `files` names): a PDF's first "
+            "pages as images, a workbook's or CSV file's sheets as cell grids, a Word document as markdown, a "
+            "presentation's slides (as images when LibreOffice is installed, else their outline), and a one-line "
+            "summary. Files over 50 MB are refused (`limit_exceeded`).",
+            "session_not_found",
+            "document_not_found",
+            "path_denied",
+            "document_unreadable",
+            "invalid_params",
+            "limit_exceeded",
+        ),
+        _spec(
+            "document/content",
+            DocumentRef,
+            DocumentContent,
+            "A document's bytes (base64), for a client to save: PDF, Word, Excel, PowerPoint and CSV files in the "
+            "session's folder, up to 20 MB.",
+            "session_not_found",
+            "document_not_found",
+            "path_denied",
+            "invalid_params",
+            "limit_exceeded",
         ),
         _spec("session/create", SessionCreateParams, SessionInfo, "Create a session.", "workspace_not_found"),
         _spec(

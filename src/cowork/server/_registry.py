@@ -14,7 +14,7 @@ from typing import Any, TypeAlias
 from cowork.core import Core
 from cowork.protocol import WireModel
 
-from ._handlers import mcp_install, mcp_servers, models, operations, server, sessions, tools
+from ._handlers import documents, mcp_install, mcp_servers, models, operations, server, sessions, tools
 from ._peer import Peer
 
 __all__ = ["HANDLERS", "Handler"]
@@ -28,6 +28,8 @@ HANDLERS: Mapping[str, Handler] = MappingProxyType(
         "health": server.health,
         "trace/list": server.trace_list,
         "trace/get": server.trace_get,
+        "document/preview": documents.document_preview,
+        "document/content": documents.document_content,
         "session/create": sessions.session_create,
         "session/compact": sessions.session_compact,
         "session/diff": sessions.session_diff,

@@ -115,6 +115,7 @@ from cowork.protocol import (
 )
 
 from .completion import SlashCompleter
+from .documents import show_documents
 from .keys import KeyReader, LineEditor, prompt_bindings
 from .mcp_cmds import MCP_HELP, run_mcp_command
 from .models_cmds import run_model_command
@@ -317,6 +318,8 @@ class Repl:
                     if event.session_id != session_id:  # the one this REPL was in before (`/fork`, `/rewind`)
                         continue
                     view.handle(event)
+                    if isinstance(event.payload, ToolResult) and event.payload.files:
+                        await show_documents(self.rpc, session_id, event.payload.files, view.console)
                     await self._maybe_answer(event, view, keys)
         finally:
             self.cancelled_by_user = interrupts > 0

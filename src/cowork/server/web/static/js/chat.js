@@ -1,5 +1,6 @@
 // One session's transcript, built from its event log: the same events whether they arrive live or replayed.
 
+import { documentChips } from "./documents.js";
 import { append, clear, diffView, h, json, money, toast } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import { rewind } from "./restore.js";
@@ -292,6 +293,8 @@ export class SessionView {
       t.result.after(diffView(p.diff, "result-diff"));
       t.el.open = true; // a change is worth seeing without a click
     }
+    const chips = documentChips(this.app, this.session.id, p.files);
+    if (chips) (t.chips?.remove(), (t.chips = chips), t.el.after(chips));
     t.done = true;
     this.setTool(p.toolCallId, p.rejected ? "rejected" : p.isError ? "error" : "done");
   }
