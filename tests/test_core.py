@@ -52,13 +52,15 @@ import sys, threading
 from pathlib import Path
 from cowork.core import _preload  # as in the server, the core is loaded before the warm-up starts
 import cowork.models
+from cowork.config import TracingConfig
+from cowork.observability import Tracing
 from cowork.tools import builtin_tools
 errors = []
 barrier = threading.Barrier(2)
 def warm():
     barrier.wait()
     try:
-        _preload(None, Path(sys.argv[1]), Path(sys.argv[2]), builtin_tools())
+        _preload(None, Path(sys.argv[1]), Path(sys.argv[2]), builtin_tools(), Tracing(TracingConfig(), None))
     except BaseException as exc:
         errors.append(repr(exc))
 thread = threading.Thread(target=warm)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -204,6 +206,9 @@ def main(
         if not follow:
             printer.print(_show_history(paths, None, reader, lines))
             return 0
+        if threading.current_thread() is threading.main_thread():
+            # Ctrl-C is how -f ends, even when started with SIGINT ignored (as a shell's background job is).
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         with Tail(path) as tail:
             printer.print(_show_history(paths, tail, reader, lines))
             _follow(tail, reader, printer)
