@@ -10,6 +10,13 @@ export UV_PYTHON_PREFERENCE="${UV_PYTHON_PREFERENCE:-system}"
 export UV_SYSTEM_CERTS="${UV_SYSTEM_CERTS:-1}"
 export UV_PROJECT_ENVIRONMENT="${UV_PROJECT_ENVIRONMENT:-$ROOT/.venv}"
 
+# One bootstrap at a time: the README starts the mock model in the background and Cowork right after it, and two
+# installs into the same .tools/ at once leave it broken. (flock is part of util-linux; without it, no lock.)
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$ROOT/.bootstrap.lock"
+  flock 9
+fi
+
 if command -v uv >/dev/null 2>&1; then
   UV="$(command -v uv)"
 elif [ -x "$ROOT/.tools/bin/uv" ]; then
@@ -32,3 +39,6 @@ if [ ! -x "$UV_PROJECT_ENVIRONMENT/bin/python" ]; then
   echo "cowork: installing Python dependencies into .venv/ (first run, about a minute)…" >&2
 fi
 "$UV" sync --frozen --quiet --compile-bytecode --project "$ROOT"
+if command -v flock >/dev/null 2>&1; then
+  exec 9>&-  # released (and not inherited by the command the script runs next)
+fi
