@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import struct
 from pathlib import Path
+from typing import cast
 
 import openpyxl  # type: ignore[import-untyped]
 import pytest
@@ -35,7 +36,10 @@ def test_pdf_pages_are_drawn(tmp_path: Path) -> None:
     width, height = _png_size(preview.pages[0].png)
     assert width == PAGE_WIDTH and abs(height - 792 * PAGE_WIDTH / 612) <= 1
     # The first page has dark text on it; the empty second page is all white.
-    first, second = (Image.open(io.BytesIO(p.png)).convert("L").getextrema() for p in preview.pages)
+    # (darkest, lightest) of each page drawn in one grey band
+    first, second = (
+        cast("tuple[int, int]", Image.open(io.BytesIO(p.png)).convert("L").getextrema()) for p in preview.pages
+    )
     assert first[0] < 128 and second == (255, 255)
 
 
