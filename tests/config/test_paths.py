@@ -2,29 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import stat
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from cowork.config import CoworkPaths
 from cowork.config._paths import private_dir, private_file, write_private
-
-
-def mode(path: Path) -> int:
-    return stat.S_IMODE(path.lstat().st_mode)
-
-
-@contextmanager
-def umask(value: int) -> Iterator[None]:
-    previous = os.umask(value)
-    try:
-        yield
-    finally:
-        os.umask(previous)
+from cowork.testing.files import mode, umask
 
 
 def test_ensure_creates_a_private_home_under_umask_022(tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import stat
 import subprocess
 import sys
 import threading
@@ -17,6 +16,7 @@ from keyring.backends import fail
 from keyring.errors import KeyringError, PasswordDeleteError
 
 from cowork.credentials import CredentialError, CredentialInfo, CredentialStore
+from cowork.testing.files import mode
 
 
 class DictKeyring(KeyringBackend):
@@ -48,10 +48,6 @@ class BrokenKeyring(DictKeyring):
 
     def set_password(self, service: str, username: str, password: str) -> None:
         raise KeyringError("the Secret Service went away")
-
-
-def mode(path: Path) -> int:
-    return stat.S_IMODE(os.stat(path).st_mode)
 
 
 def file_store(home: Path) -> CredentialStore:

@@ -4,26 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from cowork.logs import JsonFormatter, PrivateRotatingFileHandler, log_files
-
-
-def mode(path: Path) -> int:
-    return stat.S_IMODE(path.stat().st_mode)
-
-
-@contextmanager
-def umask(value: int) -> Iterator[None]:
-    previous = os.umask(value)
-    try:
-        yield
-    finally:
-        os.umask(previous)
+from cowork.testing.files import mode, umask
 
 
 @contextmanager

@@ -8,15 +8,12 @@ modes the umask gives them.
 from __future__ import annotations
 
 import json
-import os
-import stat
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from cowork.testing.client import EventClient
+from cowork.testing.files import mode, umask
 from cowork.testing.mockllm import MockLLMServer, MockResponse, MockToolCall
 from cowork.testing.server import ServerProcess, provider_env
 from cowork.tools import cap_output
@@ -25,19 +22,6 @@ pytestmark = [pytest.mark.anyio]
 
 UMASK = 0o022
 PRIVATE_FILES = ("cowork.db", "cowork.db-wal", "cowork.db-shm", "logs/server.log", "auth/token", "server.json")
-
-
-def mode(path: Path) -> int:
-    return stat.S_IMODE(path.lstat().st_mode)
-
-
-@contextmanager
-def umask(value: int) -> Iterator[None]:
-    previous = os.umask(value)
-    try:
-        yield
-    finally:
-        os.umask(previous)
 
 
 def server_for(tmp_path: Path, workspace: Path, mock: MockLLMServer, home: Path | None = None) -> ServerProcess:

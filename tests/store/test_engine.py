@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 
 from cowork.store import Database
-
-
-def mode(path: Path) -> int:
-    return stat.S_IMODE(path.stat().st_mode)
+from cowork.testing.files import mode
 
 
 def written(path: Path) -> Database:

@@ -6,4 +6,5 @@
 - `cowork.testing.core`: in-process cores against the mock LLM, recording every session's events.
 - `cowork.testing.transcripts`: whole-transcript assertions (`transcript`) and typed `payloads`.
 - `cowork.testing.gates`: a `Gate` a scripted model step waits at until the test opens it.
+- `cowork.testing.files`: a path's permission bits (`mode`) and a block run under a given `umask`.
 """
