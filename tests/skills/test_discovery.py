@@ -58,7 +58,7 @@ def test_builtin_skills_parse_and_are_discovered(ws: Path) -> None:
         text = skill.path.read_text(encoding="utf-8")
         _meta, body = split_front_matter(text)
         assert 40 <= len(text.splitlines()) <= 120
-        assert 'python -c "import' in body  # each tells the model to check its packages first
+        assert 'python3 -c "import' in body  # each tells the model to check its packages first
 
 
 def test_workspace_beats_user_beats_builtin(ws: Path, home: Path) -> None:
