@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import shutil
 import struct
 from pathlib import Path
 from typing import cast
@@ -119,6 +120,19 @@ def test_a_failing_soffice_falls_back_to_the_outline(tmp_path: Path) -> None:
     preview = build_preview(path, soffice="/bin/false")
     assert preview.pages == () and len(preview.slides) == 3
     assert preview.note == "LibreOffice did not draw the slides; the outline is shown."
+
+
+@pytest.mark.skipif(
+    shutil.which("soffice") is None, reason="LibreOffice is not installed (scripts/_system_packages.sh installs it)"
+)
+def test_slides_are_drawn_through_libreoffice(tmp_path: Path) -> None:
+    path = tmp_path / "s.pptx"
+    write_pptx(path)
+    preview = build_preview(path)
+    assert [p.number for p in preview.pages] == [1, 2, 3] and len(preview.slides) == 3  # images and the outline
+    width, height = _png_size(preview.pages[0].png)
+    assert width == PAGE_WIDTH and 0.5 < height / width < 0.8  # a 4:3 or 16:9 slide
+    assert preview.note is None
 
 
 def test_refusals(tmp_path: Path) -> None:
