@@ -146,9 +146,9 @@ class ToolboxConfig(_Section):
         description="Give shell commands Cowork's document toolbox (python3 with openpyxl, python-docx, python-pptx, "
         "pypdf, pdfplumber, reportlab, matplotlib, pillow) once it is installed.",
     )
-    install: Literal["background", "on-demand", "never"] = Field(
+    install: Literal["background", "never"] = Field(
         default="background",
-        description="background: installed after the server starts (never blocking it); on-demand and never: only by "
+        description="background: installed after the server starts (never blocking it); never: only by "
         "`cowork toolbox install`.",
     )
 
