@@ -56,7 +56,7 @@ EXPECTED = [
         "usage",
         _usage(1, 100, 10),
     ),
-    ("tool_result", {"step": 1, "name": "glob", "isError": False, "rejected": False}),
+    ("tool_result", {"step": 1, "name": "glob", "isError": False, "rejected": False, "files": []}),
     (
         "tool_call",
         {
@@ -71,7 +71,7 @@ EXPECTED = [
         "usage",
         _usage(2, 150, 12),
     ),
-    ("tool_result", {"step": 2, "name": "read", "isError": False, "rejected": False}),
+    ("tool_result", {"step": 2, "name": "read", "isError": False, "rejected": False, "files": []}),
     # The stream's chunks, joined (see `transcript`).
     ("model_stream_chunk", {"step": 3, "text": "The code word is **PELICAN**."}),
     ("assistant_message", {"step": 3, "text": "The code word is **PELICAN**."}),

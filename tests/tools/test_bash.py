@@ -86,13 +86,15 @@ async def test_long_output_is_cut_and_saved(ws: Path, tmp_path: Path) -> None:
 
 
 async def test_timeout_kills_the_tree(ws: Path, tmp_path: Path) -> None:
+    # Durations no other test uses (other tests leave `sleep 300`s of their own running for a while).
+    first, second = f"3{os.getpid()}0", f"3{os.getpid()}1"
     with pytest.raises(ToolError, match="stopped after 1 s"):
-        await run(context(ws, tmp_path), "echo started; sleep 300 & sleep 301", timeout=1)
+        await run(context(ws, tmp_path), f"echo started; sleep {first} & sleep {second}", timeout=1)
     await asyncio.sleep(0.2)
     assert not [
         p
         for p in psutil.process_iter(["cmdline"])
-        if (p.info["cmdline"] or [])[:2] in (["sleep", "300"], ["sleep", "301"])
+        if (p.info["cmdline"] or [])[:2] in (["sleep", first], ["sleep", second])
     ]
 
 
