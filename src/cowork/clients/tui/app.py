@@ -32,6 +32,7 @@ from textual.widgets import Footer, Header, Input, Label, ListView
 import cowork
 from cowork.clients import format as fmt
 from cowork.clients.connection import RpcClient, RpcError, ServerAddress, discover_server, ensure_server
+from cowork.clients.documents import document_files, document_line
 from cowork.protocol import (
     AgentSpawned,
     ApprovalRequested,
@@ -44,6 +45,8 @@ from cowork.protocol import (
     BudgetWarning,
     ClientInfo,
     ContextCompressed,
+    DocumentPreview,
+    DocumentRef,
     ErrorEvent,
     Guardrail,
     HealthResult,
@@ -434,13 +437,17 @@ class CoworkApp(App[int]):
             case OperationStatusChanged():
                 if self.state.running is None and self.state.boundary is not None and event.seq > self.state.boundary:
                     self.run_worker(self.guarded(self.refresh_sessions()), group="sessions", exclusive=True)
+            case ToolResult():
+                # A live result that made or changed documents: a line each (not for history replayed on opening).
+                live = self.state.boundary is not None and event.seq > self.state.boundary
+                if live and document_files(payload.files):
+                    self.run_worker(self.guarded(self._show_documents(payload.files)), group="documents")
             case (
                 UserMessage()
                 | ModelStreamChunk()
                 | Reasoning()
                 | AssistantMessage()
                 | ToolCall()
-                | ToolResult()
                 | LogLine()
                 | ErrorEvent()
                 | ToolInterrupted()
@@ -455,6 +462,20 @@ class CoworkApp(App[int]):
                 pass  # the transcript's alone
             case _:
                 assert_never(payload)
+
+    async def _show_documents(self, files: list[str]) -> None:
+        """A line per document among `files`: where it is and what is in it (`document/preview`'s summary)."""
+        if self.session is None:
+            return
+        for path in document_files(files):
+            try:
+                preview: DocumentPreview = await self.rpc_request(
+                    "document/preview", DocumentRef(session_id=self.session.id, path=path)
+                )
+            except RpcError as exc:
+                await self.chat.note(document_line(path, None, exc.message))
+                continue
+            await self.chat.note(document_line(path, preview))
 
     async def _session_updated(self, payload: SessionUpdated) -> None:
         if self.session is None:
