@@ -5,11 +5,10 @@ wide and a narrow width."""
 from __future__ import annotations
 
 import re
-import shlex
-import sys
 from pathlib import Path
 
 import anyio
+import openpyxl  # type: ignore[import-untyped]  # openpyxl ships no type hints
 import pytest
 from playwright.async_api import BrowserContext, Page, expect
 
@@ -21,17 +20,18 @@ from .conftest import open_ui
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
-MAKE_XLSX = """
-import openpyxl
-wb = openpyxl.Workbook()
-ws = wb.active
-ws.title = "Sales"
-ws.append(["Region", "Q1", "Q2"])
-ws.append(["North", 120, 135])
-ws.append(["South", 98, 101])
-wb.create_sheet("Notes")["A1"] = "Figures in k EUR"
-wb.save("out/sales.xlsx")
-"""
+
+def make_workbook(path: Path) -> None:
+    """A workbook the turn's command copies into place: the sandbox cannot run Cowork's own Python when it lives
+    under /tmp (the sandbox's /tmp is its own), as in a clone there."""
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Sales"
+    for row in (["Region", "Q1", "Q2"], ["North", 120, 135], ["South", 98, 101]):
+        ws.append(row)
+    wb.create_sheet("Notes")["A1"] = "Figures in k EUR"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    wb.save(path)
 
 
 async def turn(page: Page, text: str, answer: str, approvals: int) -> None:
@@ -47,9 +47,10 @@ async def test_chips_preview_and_download(
     context: BrowserContext, server: ServerProcess, mock_llm: MockLLMServer, workspace: Path, artifacts: Path
 ) -> None:
     report = pdf_bytes([["Quarterly report", "North grew 12%."], ["Appendix"]])
+    make_workbook(workspace / "samples" / "sales.xlsx")
     mock_llm.set_script(
         [
-            bash_step(f"mkdir -p out && {shlex.quote(sys.executable)} -c {shlex.quote(MAKE_XLSX)}"),
+            bash_step("mkdir -p out && cp samples/sales.xlsx out/sales.xlsx"),
             tool_step("write", filePath="report.pdf", content=report.decode("latin-1")),
             MockResponse(text="Made both."),
         ]
