@@ -90,8 +90,7 @@ async def _checkpoints(core: Core) -> Judgement:
 
 
 async def _tracing(core: Core) -> Judgement:
-    status, reason = core.tracing.status()
-    return ("degraded" if status == "degraded" else "disabled" if status == "disabled" else "ready"), reason
+    return core.tracing.status()
 
 
 async def _toolbox(core: Core) -> Judgement:

@@ -4,13 +4,13 @@ refused with what to do."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import docx
 import pytest
 
-from cowork.tools._base import ToolContext, ToolError
-from cowork.tools._read import MAX_LINE_CHARS, ReadTool
+from cowork.tools._base import ToolError
+from cowork.tools._read import MAX_LINE_CHARS
+from tests.tools.test_read import numbered, read  # the read tool as its own tests call it
 
 from .files import encrypted_pdf, pdf_bytes, write_docx, write_pptx, write_xlsx, zip_bomb
 
@@ -20,15 +20,6 @@ def workspace(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
     root.mkdir()
     return root
-
-
-async def read(workspace: Path, **arguments: Any) -> str:
-    tool = ReadTool()
-    return await tool.run(tool.parse(arguments), ToolContext(workspace=workspace))
-
-
-def numbered(start: int, lines: list[str]) -> str:
-    return "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, start=start))
 
 
 PAGES = [[f"page {page} line {line}" for line in range(1, 4)] for page in range(1, 5)]

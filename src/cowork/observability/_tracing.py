@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from cowork.config import TracingConfig
 from cowork.lazy import HEAVY_IMPORTS
+from cowork.protocol import SubsystemStatus
 from cowork.store import Database
 
 if TYPE_CHECKING:
@@ -125,7 +126,7 @@ class Tracing:
         """Prune stored spans now (blocking); how many went."""
         return self._store_exporter.prune() if self._store_exporter is not None else 0
 
-    def status(self) -> tuple[str, str | None]:
+    def status(self) -> tuple[SubsystemStatus, str | None]:
         """For `health`: `ready`, `degraded` (an OTLP export failed last time) or `disabled`, and why."""
         if not self.enabled:
             return "disabled", "off in the configuration ([tracing] enabled = false)"

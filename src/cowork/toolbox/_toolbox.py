@@ -146,6 +146,9 @@ def find_libreoffice() -> str | None:
     return shutil.which("soffice") or shutil.which("libreoffice")
 
 
+_BY_HOME: dict[Path, Toolbox] = {}
+
+
 class Toolbox:
     """Cowork's document toolbox under `root`: a Python environment with pinned document and chart libraries."""
 
@@ -169,8 +172,12 @@ class Toolbox:
 
     @classmethod
     def of_home(cls, home: Path) -> Toolbox:
-        """The toolbox a Cowork home keeps (`<home>/toolbox`)."""
-        return cls(home / "toolbox")
+        """The toolbox a Cowork home keeps (`<home>/toolbox`): one per home and process, so the lock file is read
+        and hashed once, not at every shell command."""
+        toolbox = _BY_HOME.get(home)
+        if toolbox is None:
+            toolbox = _BY_HOME[home] = cls(home / "toolbox")
+        return toolbox
 
     @property
     def env(self) -> Path:
@@ -191,10 +198,10 @@ class Toolbox:
             return self.bin_dir
         return None
 
-    def environment(self, env: Mapping[str, str]) -> dict[str, str]:
+    def environment(self, env: Mapping[str, str], bin_dir: Path | None = None) -> dict[str, str]:
         """`env` with the toolbox first on PATH and `COWORK_PYTHON` naming its interpreter (unchanged when the
-        toolbox is not ready)."""
-        bin_dir = self.active()
+        toolbox is not ready). `bin_dir`: what `active()` just returned, so it is not checked twice."""
+        bin_dir = bin_dir or self.active()
         if bin_dir is None:
             return dict(env)
         path = env.get("PATH", os.defpath)

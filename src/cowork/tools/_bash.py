@@ -113,7 +113,7 @@ When a command fails, read the error, fix the cause, and try another way; do not
         # Only allow-listed variables: the server's own secrets (and the user's) must not reach what the model runs.
         env = command_environment(ctx.settings.environment, os.environ)
         if toolbox is not None and toolbox_bin is not None:
-            env = toolbox.environment(env)
+            env = toolbox.environment(env, toolbox_bin)
         # Recorded before it starts, so that a Cowork killed meanwhile finds and stops it at its next start.
         record = None
         if ctx.home is not None:
