@@ -3,10 +3,12 @@
 #   chromium: the browser the web UI tests drive through Playwright (never a downloaded browser)
 #   git: checkpoints snapshot a folder with it before and after a shell command (cowork.sessions._shadow)
 #   libreoffice (headless Calc and Impress): recalculating a spreadsheet's formulas and drawing slides for previews
+#   python3.11-doc: the Python documentation's HTML, the real corpus bench/retrieval.py measures retrieval on
 need=()
 command -v git >/dev/null 2>&1 || need+=(git)
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 [ -x /usr/bin/chromium ] || need+=(chromium)
+[ -d /usr/share/doc/python3.11/html ] || need+=(python3.11-doc)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "== installing ${need[*]} (apt)"

@@ -71,6 +71,20 @@ def test_tracing_bench_runs_and_reports_a_ratio() -> None:
     assert "ratio traced/untraced: turn median" in result.stdout and "server CPU" in result.stdout
 
 
+@pytest.mark.skipif(
+    not Path("/usr/share/doc/python3.11/html").is_dir(), reason="python3.11-doc is not installed (the test script does)"
+)
+def test_retrieval_bench_runs_and_reports_ratios() -> None:
+    result = run_bench(
+        "retrieval.py", "--pages", "3", "--questions", "4", "--sizes", "300", "--runs", "2", "--ingest-pages", "2",
+        "--no-cache", timeout=300,
+    )  # fmt: skip
+    assert "anchor (AnythingLLM default)" in result.stdout and "cowork hybrid" in result.stdout
+    assert "ratio cowork/anchor: hit@1" in result.stdout
+    assert "ratio raw/ingest time:" in result.stdout
+    assert "search at 300 chunks: numpy brute force" in result.stdout
+
+
 def _worktrees() -> str:
     return subprocess.run(["git", "-C", str(BENCH), "worktree", "list"], capture_output=True, text=True).stdout
 

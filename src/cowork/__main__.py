@@ -10,6 +10,7 @@ from pathlib import Path
 # no client and `cowork --help` neither client nor server.
 from cowork.clients.cli.args import (
     add_doctor_parser,
+    add_index_parsers,
     add_logs_parser,
     add_repl_arguments,
     add_run_parser,
@@ -50,6 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     add_doctor_parser(sub)
     add_logs_parser(sub)
     add_toolbox_parser(sub)
+    add_index_parsers(sub)
     parser.add_argument("--version", action="version", version=f"cowork {_version()}")
     return parser
 
@@ -114,6 +116,14 @@ def main(argv: list[str] | None = None) -> None:
             as_json=args.json,
             rotated=args.all,
         )
+    elif args.command == "index":
+        from cowork.clients.cli.index_cmds import main_index
+
+        code = main_index(args.workspace, args.paths, status=args.status, as_json=args.json)
+    elif args.command == "search":
+        from cowork.clients.cli.index_cmds import main_search
+
+        code = main_search(args.workspace, args.query, limit=args.limit, as_json=args.json)
     elif args.command == "run":
         from cowork.clients.cli.main import main_run
 

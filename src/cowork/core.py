@@ -35,6 +35,7 @@ from cowork.policy import ToolPolicies
 from cowork.prompts import gather_prompt_extras
 from cowork.protocol import HealthResult, ProtocolError
 from cowork.providers import ModelChoices, ProviderService
+from cowork.retrieval import Retrieval, job_info
 from cowork.runtime import RunnerDeps, Runtime, TurnRouter
 from cowork.runtime import preload as preload_runtime
 from cowork.sandbox import find_bwrap
@@ -139,6 +140,13 @@ class Core:
         self.tracing = Tracing(self.config.tracing, self.db, version=__version__)
         """Spans of every turn, stored (and sent to a collector when configured); `traces` reads them."""
         self.traces = TraceQueries(self.db, self.tracing)
+        self.retrieval = Retrieval(
+            self.db,
+            self.config.memory,
+            home=self.paths.home,
+            publish=lambda job: self.notices.publish("ingest/progress", job_info(job)),
+        )
+        """Each folder's index of documents and the jobs that fill it (`ingest/*`, `memory/search`)."""
         self.runtime = Runtime(
             RunnerDeps(
                 db=self.db,
@@ -150,6 +158,7 @@ class Core:
                 bwrap=self.bwrap,
                 checkpoints=self.checkpoints,
                 tracing=self.tracing,
+                retrieval=self.retrieval,
             ),
             self.sessions,
             self.settings,
@@ -182,6 +191,7 @@ class Core:
         await self.runtime.recover()
         await self.mcp.start()
         await self.mcp_installs.load()
+        await self.retrieval.start()
         self.checkpoints.prune_soon()
 
     async def health(self) -> HealthResult:
@@ -222,6 +232,7 @@ class Core:
 
     async def stop(self) -> None:
         await self.toolbox.stop()
+        await self.retrieval.stop()
         await self.checkpoints.close()
         await self.runtime.shutdown()
         await anyio.to_thread.run_sync(self.tracing.shutdown)  # the last spans stored while the database is open

@@ -48,6 +48,7 @@ async def test_initialize(client: EventClient, server: ServerProcess) -> None:
         "edit",
         "glob",
         "grep",
+        "searchDocuments",
         "webSearch",
         "webFetch",
         "ask",

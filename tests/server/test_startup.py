@@ -34,6 +34,11 @@ TURN_ONLY = [
     "yaml",
     "cowork.runtime._executors",
     "cowork.models._stream",
+    "numpy",
+    "tokenizers",
+    "safetensors",
+    "cowork.embeddings",
+    "cowork.retrieval._index",
 ]
 """What a turn (or a tool, an MCP server, a sign-in) loads, and `initialize` must not wait for."""
 

@@ -13,7 +13,11 @@ from cowork.store import Database
 from cowork.store._schema import metadata
 
 # The full-text index (migration 0009) is an FTS5 virtual table with shadow tables: not in the metadata.
-NOT_FTS = {"include_name": lambda name, kind, _parent: not (kind == "table" and str(name).startswith("search_index"))}
+NOT_FTS = {
+    "include_name": lambda name, kind, _parent: (
+        not (kind == "table" and str(name).startswith(("search_index", "rag_fts")))
+    )
+}
 
 
 def test_blank_database_migrates_to_head_and_matches_the_schema(tmp_path: Path) -> None:

@@ -355,6 +355,49 @@ class LogsConfig(_Section):
     )
 
 
+class EmbedderConfig(_Section):
+    provider: Literal["local", "ollama", "openai"] = Field(
+        default="local",
+        description="Which embedder indexes documents: `local` (all-MiniLM-L6-v2 on this machine; nothing leaves it), "
+        "`ollama`, or `openai` (any OpenAI-compatible /v1/embeddings endpoint). Changing it re-embeds what is "
+        "indexed the next time each folder is indexed.",
+    )
+    model: str | None = Field(
+        default=None, description="The embedding model (ollama and openai), e.g. nomic-embed-text."
+    )
+    base_url: str | None = Field(
+        default=None,
+        description="The server (ollama: http://127.0.0.1:11434; openai: https://api.openai.com/v1 by default).",
+    )
+    api_key_env: str | None = Field(
+        default=None, description="The environment variable holding the API key (openai-compatible servers)."
+    )
+    batch_size: int = Field(default=32, ge=1, le=512, description="Texts per embedding request.")
+
+
+class MemoryConfig(_Section):
+    embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)
+    auto_index: bool = Field(
+        default=True,
+        description="Index a session's folder in the background the first time the agent searches its documents "
+        "(`searchDocuments`); otherwise only `ingest/add` (or `cowork index`) indexes.",
+    )
+    max_file_mb: float = Field(default=20, gt=0, le=1000, description="Files larger than this are not indexed.")
+    min_similarity: float = Field(
+        default=0.25,
+        ge=-1,
+        le=1,
+        description="Relevance floor of searches: passages less similar to the query than this (cosine) are left out, "
+        "unless they are among the best three keyword matches.",
+    )
+    stale_hours: float = Field(
+        default=24,
+        gt=0,
+        description="An indexing job a stopped server left running resumes at start-up, unless it was last "
+        "touched longer ago than this (then it is marked failed).",
+    )
+
+
 class CoworkConfig(_Section):
     provider: str | None = Field(default=None, description="Provider id, e.g. openai, anthropic, google, ollama.")
     model: str | None = Field(default=None, description="Model id; defaults to the provider's default model.")
@@ -373,3 +416,4 @@ class CoworkConfig(_Section):
     checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
     logs: LogsConfig = Field(default_factory=LogsConfig)
     tracing: TracingConfig = Field(default_factory=TracingConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)

@@ -64,6 +64,8 @@ from ._methods import __all__ as _methods_all
 from ._providers import *  # noqa: F403
 from ._providers import __all__ as _providers_all
 from ._received import ReceivedEvent, ReceivedPayload, UnknownEvent, UnknownPayload, parse_event
+from ._retrieval import *  # noqa: F403
+from ._retrieval import __all__ as _retrieval_all
 from ._traces import *  # noqa: F403
 from ._traces import __all__ as _traces_all
 from ._urls import web_url
@@ -131,6 +133,7 @@ __all__ = [
     "success_response",
     *_health_all,
     *_traces_all,
+    *_retrieval_all,
     *_documents_all,
     *_mcp_all,
     *_mcp_install_all,

@@ -70,6 +70,8 @@ class ErrorCode(StrEnum):
     DOCUMENT_NOT_FOUND = "document_not_found"
     PATH_DENIED = "path_denied"
     DOCUMENT_UNREADABLE = "document_unreadable"
+    JOB_NOT_FOUND = "job_not_found"
+    EMBEDDER_ERROR = "embedder_error"
 
 
 class ErrorSource(StrEnum):

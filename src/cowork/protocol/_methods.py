@@ -53,6 +53,15 @@ from ._providers import (
     TurnRetryParams,
     TurnRetryResult,
 )
+from ._retrieval import (
+    IngestAddParams,
+    IngestJobInfo,
+    IngestJobRef,
+    IngestStatusParams,
+    IngestStatusResult,
+    MemorySearchParams,
+    MemorySearchResult,
+)
 from ._traces import TraceGetParams, TraceGetResult, TraceListParams, TraceListResult
 from ._usage import (
     BudgetSetParams,
@@ -129,7 +138,7 @@ __all__ = [
     "UnsubscribeResult",
 ]
 
-PROTOCOL_VERSION = 8
+PROTOCOL_VERSION = 9
 """Bumped on every change to the protocol. Changes are additive: old clients keep working."""
 
 _ID = Field(min_length=1, max_length=200)
@@ -1112,3 +1121,51 @@ METHODS.update(
     }
 )
 NOTIFICATIONS["mcp/install"] = (InstallInfo, "An MCP install changed state or progress (server → every connection).")
+
+# Indexing and search (see docs/memory.md).
+METHODS.update(
+    {
+        spec.name: spec
+        for spec in (
+            _spec(
+                "ingest/add",
+                IngestAddParams,
+                IngestJobInfo,
+                "Index files or folders of a session's folder for search (pdf, docx, xlsx, pptx, html, markdown, "
+                "text, code, notebooks): a background job, persisted and resumable; progress goes out as "
+                "`ingest/progress`. Unchanged files (same bytes, same embedder) are skipped.",
+                "session_not_found",
+                "workspace_not_found",
+                "path_denied",
+                "invalid_params",
+            ),
+            _spec(
+                "ingest/status",
+                IngestStatusParams,
+                IngestStatusResult,
+                "One indexing job, or the most recent ones.",
+                "job_not_found",
+            ),
+            _spec("ingest/pause", IngestJobRef, IngestJobInfo, "Pause a running job after its current file.",
+                  "job_not_found", "invalid_params"),
+            _spec("ingest/resume", IngestJobRef, IngestJobInfo,
+                  "Resume a paused or failed job after the last file it finished.", "job_not_found", "invalid_params"),
+            _spec("ingest/cancel", IngestJobRef, IngestJobInfo,
+                  "Cancel a job; what it indexed so far stays searchable.", "job_not_found", "invalid_params"),
+            _spec(
+                "memory/search",
+                MemorySearchParams,
+                MemorySearchResult,
+                "Search a folder's index: BM25 and vector rankings fused (or one of them), best chunks first, with "
+                "the file, heading path and text of each.",
+                "session_not_found",
+                "workspace_not_found",
+                "embedder_error",
+            ),
+        )
+    }
+)  # fmt: skip
+NOTIFICATIONS["ingest/progress"] = (
+    IngestJobInfo,
+    "An indexing job changed state or made progress (server → every connection; at most a few per second).",
+)

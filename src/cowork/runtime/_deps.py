@@ -14,6 +14,7 @@ from cowork.config import CoworkConfig
 from cowork.models import ModelCache
 from cowork.observability import Tracing
 from cowork.policy import ToolOverride
+from cowork.retrieval import Retrieval
 from cowork.sessions import Checkpoints, Journal, SessionFlags
 from cowork.store import Database
 from cowork.usage import UsageService
@@ -39,6 +40,8 @@ class RunnerDeps:
     """Keeps the folder's state before each call that changes it (none: not kept)."""
     tracing: Tracing | None = None
     """Spans for each operation (none: not traced)."""
+    retrieval: Retrieval | None = None
+    """The folders' document indexes `searchDocuments` reads (none: the tool says search is unavailable)."""
 
 
 @dataclass

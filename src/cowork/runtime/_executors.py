@@ -28,6 +28,7 @@ from cowork.policy import (
 from cowork.policy import decide as decide_approval
 from cowork.prompts import gather_prompt_extras
 from cowork.protocol import ErrorCode, ErrorSource, LogLine, OperationStatus, ProtocolError, ToolCallStatus, ToolResult
+from cowork.retrieval import SearchAnswer
 from cowork.sessions import Pending, SessionFlags
 from cowork.store import Connection, repos
 from cowork.tools import ToolContext, ToolError, run_tool
@@ -414,6 +415,13 @@ class OperationRunner(ModelSteps, HumanSteps):
         config = self.deps.config
         flags = hooks.session_flags(state.session_id)
         home = self.deps.home
+        retrieval = self.deps.retrieval
+        workspace = self.workspace
+
+        async def search_documents(query: str, limit: int) -> SearchAnswer:
+            assert retrieval is not None
+            return await retrieval.search(workspace, query, limit=limit, auto_index=True)
+
         return ToolContext(
             workspace=self.workspace,
             paths=self._path_policy(),
@@ -428,4 +436,5 @@ class OperationRunner(ModelSteps, HumanSteps):
             log=emit_log,
             set_todos=set_todos if hooks.set_todos is not None else None,
             spawn_agent=spawn if hooks.spawn_agent is not None else None,
+            search_documents=search_documents if retrieval is not None else None,
         )

@@ -14,7 +14,7 @@ from typing import Any, TypeAlias
 from cowork.core import Core
 from cowork.protocol import WireModel
 
-from ._handlers import documents, mcp_install, mcp_servers, models, operations, server, sessions, tools
+from ._handlers import documents, mcp_install, mcp_servers, models, operations, retrieval, server, sessions, tools
 from ._peer import Peer
 
 __all__ = ["HANDLERS", "Handler"]
@@ -30,6 +30,12 @@ HANDLERS: Mapping[str, Handler] = MappingProxyType(
         "trace/get": server.trace_get,
         "document/preview": documents.document_preview,
         "document/content": documents.document_content,
+        "ingest/add": retrieval.ingest_add,
+        "ingest/status": retrieval.ingest_status,
+        "ingest/pause": retrieval.ingest_pause,
+        "ingest/resume": retrieval.ingest_resume,
+        "ingest/cancel": retrieval.ingest_cancel,
+        "memory/search": retrieval.memory_search,
         "session/create": sessions.session_create,
         "session/compact": sessions.session_compact,
         "session/diff": sessions.session_diff,

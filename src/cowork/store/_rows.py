@@ -11,9 +11,12 @@ __all__ = [
     "ContextSummaryRow",
     "EventRow",
     "HumanRequestRow",
+    "IngestJobRow",
     "MessageRow",
     "OperationInputRow",
     "OperationRow",
+    "RagChunkRow",
+    "RagSourceRow",
     "SessionRow",
     "SpanRow",
     "ToolCallRow",
@@ -251,3 +254,47 @@ class TraceRow:
     """The root operation's (the span without a parent that names one), when stored."""
     name: str | None
     """The root span's name."""
+
+
+@dataclass(frozen=True, slots=True)
+class RagSourceRow:
+    id: int
+    kind: str
+    scope: str
+    uri: str
+    title: str
+    content_hash: str
+    size: int
+    mtime_ns: int
+    chunk_count: int
+    embedder: str
+    error: str | None
+    indexed_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class RagChunkRow:
+    id: int
+    source_id: int
+    ordinal: int
+    heading: str
+    text: str
+    uri: str
+    title: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class IngestJobRow:
+    id: str
+    kind: str
+    scope: str
+    status: str
+    spec: str
+    total: int
+    done: int
+    failed: int
+    chunks: int
+    error: str | None
+    created_at: datetime
+    updated_at: datetime

@@ -15,12 +15,16 @@ __all__ = [
     "context_summaries",
     "events",
     "human_requests",
+    "ingest_jobs",
     "mcp_installs",
     "mcp_servers",
     "messages",
     "metadata",
     "operation_inputs",
     "operations",
+    "rag_chunks",
+    "rag_sources",
+    "rag_staged",
     "session_files",
     "sessions",
     "settings",
@@ -344,3 +348,70 @@ spans = sa.Table(
 """Finished spans (`cowork.observability`): ids as lowercase hex, times in microseconds since the epoch, status
 `ok | error | unset`; the session, operation, cost and tokens copied out of the attributes so traces can be listed
 and filtered without reading them. No foreign key: a span may outlive (or precede) the rows it names."""
+
+
+rag_sources = sa.Table(
+    "rag_sources",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("scope", sa.Text, nullable=False),
+    sa.Column("uri", sa.Text, nullable=False),
+    sa.Column("title", sa.Text, nullable=False),
+    sa.Column("content_hash", sa.String(64), nullable=False),
+    sa.Column("size", sa.BigInteger, nullable=False),
+    sa.Column("mtime_ns", sa.BigInteger, nullable=False),
+    sa.Column("chunk_count", sa.Integer, nullable=False),
+    sa.Column("embedder", sa.String(200), nullable=False),
+    sa.Column("error", sa.Text),
+    sa.Column("indexed_at", UTCDateTime, nullable=False),
+    sa.UniqueConstraint("kind", "scope", "uri", name="uq_rag_sources_uri"),
+)
+"""What the retrieval index holds (`cowork.retrieval`): one row per indexed file or page, per kind (`documents`,
+`conversations`, `activity`, `observations`) and scope (a workspace's absolute path, or `user`). `content_hash` is
+the sha256 of the file's bytes: an unchanged file is never converted or embedded again."""
+
+rag_chunks = sa.Table(
+    "rag_chunks",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("source_id", sa.Integer, sa.ForeignKey("rag_sources.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("ordinal", sa.Integer, nullable=False),
+    sa.Column("heading", sa.Text, nullable=False),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("vector", sa.LargeBinary),
+    sa.Index("ix_rag_chunks_source", "source_id", "ordinal"),
+)
+"""A source's chunks in order: the heading path they sit under, their text, and their embedding (float32 bytes,
+unit length, made by the source's `embedder`). Their text is also in the FTS5 table `rag_fts` (rowid = id)."""
+
+rag_staged = sa.Table(
+    "rag_staged",
+    metadata,
+    sa.Column("embedder", sa.String(200), primary_key=True),
+    sa.Column("text_hash", sa.String(40), primary_key=True),
+    sa.Column("vector", sa.LargeBinary, nullable=False),
+)
+"""Vectors of a file still being indexed, committed batch by batch (keyed by the embedded text's sha1): a job
+stopped inside a large file reuses them instead of embedding those chunks again. Cleared when the file's chunks
+are stored."""
+
+ingest_jobs = sa.Table(
+    "ingest_jobs",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("scope", sa.Text, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("spec", sa.Text, nullable=False),
+    sa.Column("total", sa.Integer, nullable=False),
+    sa.Column("done", sa.Integer, nullable=False),
+    sa.Column("failed", sa.Integer, nullable=False),
+    sa.Column("chunks", sa.Integer, nullable=False),
+    sa.Column("error", sa.Text),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("updated_at", UTCDateTime, nullable=False),
+    sa.Index("ix_ingest_jobs_status", "status"),
+)
+"""Ingestion jobs (`pending → processing → done | paused | failed | cancelled`): `spec` (JSON) names what to index;
+`done` counts the files finished, each committed with its chunks, so a restart resumes after the last one."""

@@ -6,12 +6,15 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from cowork.config import ToolsConfig
 from cowork.policy import PathDenied, PathPolicy, ServerPolicy
+
+if TYPE_CHECKING:
+    from cowork.retrieval import SearchAnswer
 
 __all__ = ["Tool", "ToolContext", "ToolError", "ToolFacts", "ToolSpec"]
 
@@ -55,6 +58,8 @@ class ToolContext:
     """Replace the session's todo list (the runtime persists it and emits `todos`)."""
     spawn_agent: Callable[[str, str, str | None], Awaitable[str]] | None = None
     """Run a sub-agent (type, task, model or None) to its end and return its report."""
+    search_documents: Callable[[str, int], Awaitable[SearchAnswer]] | None = None
+    """Search the session folder's document index (query, how many chunks); starts indexing a folder never indexed."""
 
     def _policy(self) -> PathPolicy:
         return self.paths if self.paths is not None else PathPolicy.build(self.workspace)

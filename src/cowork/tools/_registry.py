@@ -60,6 +60,7 @@ def builtin_tools() -> ToolRegistry:
     from ._memory import MemoryTool
     from ._notebook import NotebookEditTool
     from ._read import ReadTool
+    from ._search_documents import SearchDocumentsTool
     from ._skill import SkillTool
     from ._web_fetch import WebFetchTool
     from ._web_search import WebSearchTool
@@ -73,6 +74,7 @@ def builtin_tools() -> ToolRegistry:
             EditTool(),
             GlobTool(),
             GrepTool(),
+            SearchDocumentsTool(),
             WebSearchTool(),
             WebFetchTool(),
             AskTool(),

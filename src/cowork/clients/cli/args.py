@@ -9,7 +9,14 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_doctor_parser", "add_logs_parser", "add_repl_arguments", "add_run_parser", "add_tui_parser"]
+__all__ = [
+    "add_doctor_parser",
+    "add_index_parsers",
+    "add_logs_parser",
+    "add_repl_arguments",
+    "add_run_parser",
+    "add_tui_parser",
+]
 
 
 def add_repl_arguments(parser: argparse.ArgumentParser) -> None:
@@ -99,3 +106,28 @@ def add_logs_parser(sub: Any) -> None:
     logs.add_argument("--since", metavar="WHEN", help="only lines since then: 30s, 10m, 2h, 1d or 2025-06-01T09:30")
     logs.add_argument("--all", action="store_true", help="also the rotated files (server.log.1 …), oldest first")
     logs.add_argument("--json", action="store_true", help="print the JSON lines as they are in the file")
+
+
+def add_index_parsers(sub: Any) -> None:
+    """Register `cowork index` and `cowork search` (the folder's document index; see docs/memory.md)."""
+    index = sub.add_parser(
+        "index",
+        help="index this folder's documents for search (pdf, docx, xlsx, pptx, html, md, code…), with progress",
+        description="Index files or folders (default: the whole folder) in the background server and show its "
+        "progress; unchanged files are skipped. Ctrl-C stops watching, not the job. Exit code 0 when the job is "
+        "done, 1 when it failed or was paused, 2 for a path that is refused.",
+    )
+    index.add_argument("paths", nargs="*", help="files or folders inside the folder (default: all of it)")
+    index.add_argument("--workspace", "-w", type=Path, default=None, help="the folder (default: current)")
+    index.add_argument("--status", action="store_true", help="list the recent indexing jobs instead")
+    index.add_argument("--json", action="store_true", help="print the job (or jobs) as JSON")
+    search = sub.add_parser(
+        "search",
+        help="search this folder's indexed documents by meaning and keywords",
+        description="Print the best passages for QUERY with their file and heading. Exit code 0 with results, 1 "
+        "with none (or nothing indexed), 2 for a bad query.",
+    )
+    search.add_argument("query", help="what to look for, in plain words")
+    search.add_argument("--workspace", "-w", type=Path, default=None, help="the folder (default: current)")
+    search.add_argument("-n", "--limit", type=int, default=5, choices=range(1, 51), metavar="N", help="passages (5)")
+    search.add_argument("--json", action="store_true", help="print the answer as JSON")

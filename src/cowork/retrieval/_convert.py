@@ -1,0 +1,118 @@
+"""Files as text for the index: a title and markdown-ish text (headings as `#` lines) per supported format.
+
+PDF, Word, Excel and PowerPoint go through `cowork.documents` (the same conversion the `read` tool shows, with its
+zip-bomb and size limits); HTML through trafilatura (main content to markdown, navigation dropped); notebooks through
+nbformat (markdown cells as they are, code cells fenced); markdown, text and source code as they are. Blocking:
+call from a worker thread.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["TEXT_EXTENSIONS", "ConvertError", "Converted", "convert_file", "indexable"]
+
+DOCUMENT_EXTENSIONS = frozenset({".pdf", ".docx", ".xlsx", ".xlsm", ".pptx"})
+HTML_EXTENSIONS = frozenset({".html", ".htm", ".xhtml"})
+TEXT_EXTENSIONS = frozenset(
+    {
+        ".md", ".markdown", ".txt", ".rst", ".org", ".adoc", ".csv", ".tsv", ".json", ".yaml", ".yml", ".toml",
+        ".ini", ".cfg", ".py", ".js", ".ts", ".tsx", ".jsx", ".go", ".rs", ".java", ".kt", ".c", ".h", ".cpp",
+        ".hpp", ".cs", ".rb", ".php", ".swift", ".scala", ".sh", ".bash", ".zsh", ".sql", ".css", ".scss", ".lua",
+        ".r", ".jl", ".tex", ".xml",
+    }
+)  # fmt: skip
+MAX_TEXT_BYTES = 2 * 1024 * 1024
+"""A text file past this is not indexed whole (logs, data dumps): its first 2 MB are."""
+
+_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|])")
+_EMPHASIS = re.compile(r"(?<![\w*])\*{1,2}([^*\n]+?)\*{1,2}(?![\w*])")
+
+
+class ConvertError(Exception):
+    """A file that cannot be read as text for the index (the message says why)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Converted:
+    title: str
+    text: str
+
+
+def indexable(path: Path) -> bool:
+    suffix = path.suffix.lower()
+    return suffix in DOCUMENT_EXTENSIONS or suffix in HTML_EXTENSIONS or suffix in TEXT_EXTENSIONS or suffix == ".ipynb"
+
+
+def _plain(markdown: str) -> str:
+    """Markdown's escapes and emphasis markers out (they are noise to both the embedder and BM25)."""
+    return _EMPHASIS.sub(r"\1", _ESCAPE.sub(r"\1", markdown.replace("¶", "")))
+
+
+def _html(data: bytes, name: str) -> Converted:
+    import trafilatura
+
+    html = data.decode("utf-8", errors="replace")
+    text = trafilatura.extract(
+        html, output_format="markdown", include_tables=True, include_comments=False, favor_recall=True
+    )
+    title = ""
+    match = re.search(r"<title[^>]*>(.*?)</title>", html, re.IGNORECASE | re.DOTALL)
+    if match:
+        import html as html_lib
+
+        title = " ".join(html_lib.unescape(match.group(1)).replace("¶", "").split())
+    return Converted(title or name, _plain(text or ""))
+
+
+def _notebook(data: bytes, name: str) -> Converted:
+    try:
+        notebook = json.loads(data)
+        cells = notebook.get("cells", []) if isinstance(notebook, dict) else []
+    except ValueError as error:
+        raise ConvertError(f"not a valid notebook: {error}") from None
+    parts: list[str] = []
+    for cell in cells if isinstance(cells, list) else []:
+        if not isinstance(cell, dict):
+            continue
+        source = cell.get("source", "")
+        text = "".join(source) if isinstance(source, list) else str(source)
+        if not text.strip():
+            continue
+        parts.append(text if cell.get("cell_type") == "markdown" else f"```\n{text}\n```")
+    return Converted(name, "\n\n".join(parts))
+
+
+def convert_file(path: Path) -> Converted:
+    """The file's title and text; `ConvertError` when it cannot be read as one of the supported formats."""
+    suffix = path.suffix.lower()
+    name = path.name
+    if suffix in DOCUMENT_EXTENSIONS:
+        from cowork.documents import DocumentError, convert
+
+        try:
+            document = convert(path)
+        except DocumentError as error:
+            raise ConvertError(str(error)) from None
+        return Converted(document.meta.title or name, document.text)
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_TEXT_BYTES)
+    except OSError as error:
+        raise ConvertError(f"cannot be read: {error.strerror}") from None
+    if suffix in HTML_EXTENSIONS:
+        return _html(data, name)
+    if suffix == ".ipynb":
+        return _notebook(data, name)
+    if b"\x00" in data[:8192]:
+        raise ConvertError("looks binary")
+    text = data.decode("utf-8", errors="replace")
+    if suffix in (".md", ".markdown"):
+        heading = re.search(r"^#\s+(.+)$", text, re.MULTILINE)
+        return Converted(heading.group(1).strip() if heading else name, text)
+    if suffix in (".txt", ".rst", ".org", ".adoc", ".tex"):
+        return Converted(name, text)
+    return Converted(name, f"```\n{text}\n```" if len(text) < 1200 else text)

@@ -1,0 +1,324 @@
+"""The hybrid index: chunks stored with their vectors, searched by BM25 (FTS5) and exact cosine, fused by rank.
+
+Vectors are searched exactly, in numpy, from a matrix per (kind, scope, embedder) held in memory and reloaded when a
+write touched it: 100,000 chunks of 384 dimensions are about 150 MB and one query about 10 ms on these machines
+(`bench/retrieval.py` measures it), so no approximate index is needed at the sizes a laptop folder reaches, and the
+exact search is its own reference. The two rankings are fused by reciprocal rank fusion (k = 60), which needs no
+score calibration between BM25 and cosine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from cowork.embeddings import Embedder, Vectors
+from cowork.store import Database
+from cowork.store.repos import retrieval as repo
+
+from ._chunking import chunk_text, embedding_text
+from ._convert import ConvertError, convert_file
+
+__all__ = ["Hit", "IndexOutcome", "Kind", "RetrievalIndex", "fts_query"]
+
+Kind = Literal["documents", "conversations", "activity", "observations"]
+KINDS: tuple[Kind, ...] = ("documents", "conversations", "activity", "observations")
+Mode = Literal["hybrid", "vector", "keyword"]
+RRF_K = 60
+CANDIDATES = 60
+STAGE_BATCH = 64
+KEYWORD_KEEP = 3
+"""BM25's first few hits survive the relevance floor whatever their cosine (see `RetrievalIndex.search`)."""
+"""Chunks embedded (and, in a large file, committed) at a time."""
+
+_STOPWORDS = frozenset(
+    "a an and are as at be but by can do does for from how i if in into is it its me my of on or so such that the "
+    "their them then there these they this to use used using was what when where which while who why will with "
+    "would you your".split()
+)
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def fts_query(text: str, *, max_terms: int = 32) -> str:
+    """A natural-language question as an FTS5 query: its content words, each quoted, any of them (OR)."""
+    seen: list[str] = []
+    for word in _WORD.findall(text.lower()):
+        if len(word) > 1 and word not in _STOPWORDS and word not in seen:
+            seen.append(word)
+    return " OR ".join(f'"{w}"' for w in seen[:max_terms])
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    chunk_id: int
+    uri: str
+    title: str
+    heading: str
+    text: str
+    score: float
+    """The fused score (higher is better)."""
+    similarity: float | None
+    """Cosine similarity to the query, when the vector search ranked this chunk."""
+    keyword_rank: int | None
+    vector_rank: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class IndexOutcome:
+    uri: str
+    status: Literal["indexed", "unchanged", "failed", "empty"]
+    chunks: int = 0
+    embedded: int = 0
+    error: str | None = None
+
+
+@dataclass
+class _Matrix:
+    ids: npt.NDArray[np.int64]
+    vectors: Vectors
+
+
+def _hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class RetrievalIndex:
+    """Indexes files and answers searches for one database and one embedder. Thread-safe."""
+
+    def __init__(self, db: Database, embedder: Embedder) -> None:
+        self.db = db
+        self.embedder = embedder
+        self._matrices: dict[tuple[str, str], _Matrix] = {}
+        self._lock = threading.Lock()
+
+    # ---- writing -------------------------------------------------------------------------------------------------
+
+    def _invalidate(self, kind: str, scope: str) -> None:
+        with self._lock:
+            self._matrices.pop((kind, scope), None)
+
+    def index_file(self, path: Path, *, kind: Kind, scope: str, uri: str | None = None) -> IndexOutcome:
+        """Index one file (blocking): unchanged content with the same embedder is skipped without converting it."""
+        uri = uri or str(path)
+        try:
+            info = path.stat()
+            digest = _hash(path.read_bytes())
+        except OSError as error:
+            return IndexOutcome(uri, "failed", error=f"cannot be read: {error.strerror}")
+        known = self.db.read_sync(lambda c: repo.get_source(c, kind, scope, uri))
+        if known is not None and known.content_hash == digest and known.embedder == self.embedder.id:
+            return IndexOutcome(uri, "unchanged", chunks=known.chunk_count)
+        try:
+            converted = convert_file(path)
+        except ConvertError as error:
+            self._store(kind, scope, uri, path.name, digest, info.st_size, info.st_mtime_ns, [], str(error))
+            return IndexOutcome(uri, "failed", error=str(error))
+        return self.index_text(
+            converted.text,
+            kind=kind,
+            scope=scope,
+            uri=uri,
+            title=converted.title,
+            content_hash=digest,
+            size=info.st_size,
+            mtime_ns=info.st_mtime_ns,
+        )
+
+    def index_text(
+        self,
+        text: str,
+        *,
+        kind: Kind,
+        scope: str,
+        uri: str,
+        title: str,
+        content_hash: str | None = None,
+        size: int | None = None,
+        mtime_ns: int = 0,
+    ) -> IndexOutcome:
+        """Chunk, embed and store `text` as the source `uri` (replacing what was there), blocking."""
+        chunks = chunk_text(text)
+        if not chunks:
+            self._store(kind, scope, uri, title, content_hash or _hash(text.encode()), size or 0, mtime_ns, [], None)
+            return IndexOutcome(uri, "empty")
+        texts = [embedding_text(title, chunk) for chunk in chunks]
+        hashes = [hashlib.sha1(text.encode()).hexdigest() for text in texts]
+        embedder = self.embedder.id
+        vectors = self.db.read_sync(lambda c: repo.staged(c, embedder, set(hashes)))
+        reused = len(vectors)
+        missing = [i for i, h in enumerate(hashes) if h not in vectors]
+        for start in range(0, len(missing), STAGE_BATCH):
+            batch = missing[start : start + STAGE_BATCH]
+            made = self.embedder.embed_blocking([texts[i] for i in batch])
+            fresh = {hashes[i]: made[row].astype(np.float32).tobytes() for row, i in enumerate(batch)}
+            if len(missing) > STAGE_BATCH:  # a large file: each batch committed, so a stop inside it loses none
+                self.db.write_from_thread(lambda c, f=fresh: repo.stage(c, embedder, f))  # type: ignore[misc]
+            vectors.update(fresh)
+        rows = [
+            repo.NewChunk(chunk.ordinal, chunk.heading, chunk.text, vectors[hashes[i]])
+            for i, chunk in enumerate(chunks)
+        ]
+        self._store(
+            kind, scope, uri, title, content_hash or _hash(text.encode()), size or len(text), mtime_ns, rows, None,
+            unstage=hashes,
+        )  # fmt: skip
+        return IndexOutcome(uri, "indexed", chunks=len(rows), embedded=len(rows) - reused)
+
+    def _store(
+        self,
+        kind: str,
+        scope: str,
+        uri: str,
+        title: str,
+        digest: str,
+        size: int,
+        mtime_ns: int,
+        rows: Sequence[repo.NewChunk],
+        error: str | None,
+        *,
+        unstage: Sequence[str] = (),
+    ) -> None:
+        def write(conn):  # type: ignore[no-untyped-def]
+            repo.unstage(conn, self.embedder.id, set(unstage))
+            return repo.put_source(
+                conn,
+                kind=kind,
+                scope=scope,
+                uri=uri,
+                title=title,
+                content_hash=digest,
+                size=size,
+                mtime_ns=mtime_ns,
+                embedder=self.embedder.id,
+                new_chunks=rows,
+                error=error,
+            )
+
+        self.db.write_from_thread(write)
+        self._invalidate(kind, scope)
+
+    def forget(self, *, kind: Kind, scope: str, uri: str) -> bool:
+        """Remove a source (a file that disappeared); whether there was one."""
+
+        def write(conn):  # type: ignore[no-untyped-def]
+            known = repo.get_source(conn, kind, scope, uri)
+            if known is not None:
+                repo.delete_source(conn, known.id)
+            return known is not None
+
+        removed = bool(self.db.write_from_thread(write))
+        self._invalidate(kind, scope)
+        return removed
+
+    # ---- searching -----------------------------------------------------------------------------------------------
+
+    def _matrix(self, kind: str, scope: str) -> _Matrix:
+        with self._lock:
+            cached = self._matrices.get((kind, scope))
+            if cached is not None:
+                return cached
+        rows = self.db.read_sync(lambda c: repo.vectors(c, kind, scope, self.embedder.id))
+        ids = np.fromiter((chunk_id for chunk_id, _ in rows), dtype=np.int64, count=len(rows))
+        if rows:
+            vectors = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32).reshape(len(rows), -1)
+        else:
+            vectors = np.zeros((0, 0), dtype=np.float32)
+        matrix = _Matrix(ids, vectors)
+        with self._lock:
+            self._matrices[(kind, scope)] = matrix
+        return matrix
+
+    def similarities(self, query_vector: Vectors, kind: str, scope: str, ids: Sequence[int]) -> dict[int, float]:
+        """Cosine similarity of the query to each of these chunks (those with a vector of this embedder)."""
+        matrix = self._matrix(kind, scope)
+        if not ids or not len(matrix.ids) or matrix.vectors.shape[1] != query_vector.shape[-1]:
+            return {}
+        wanted = np.asarray(ids, dtype=np.int64)
+        rows = np.searchsorted(matrix.ids, wanted)  # ids are kept in ascending order
+        rows = np.minimum(rows, len(matrix.ids) - 1)
+        present = matrix.ids[rows] == wanted
+        scores = matrix.vectors[rows[present]] @ query_vector.reshape(-1)
+        return {int(i): float(score) for i, score in zip(wanted[present], scores, strict=True)}
+
+    def vector_ranking(self, query_vector: Vectors, kind: str, scope: str, limit: int) -> list[tuple[int, float]]:
+        """The `limit` nearest chunks by cosine, exactly: (chunk id, similarity), best first."""
+        matrix = self._matrix(kind, scope)
+        if not len(matrix.ids) or matrix.vectors.shape[1] != query_vector.shape[-1]:
+            return []
+        scores = matrix.vectors @ query_vector.reshape(-1)
+        take = min(limit, len(scores))
+        top = np.argpartition(-scores, take - 1)[:take]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(int(matrix.ids[i]), float(scores[i])) for i in top]
+
+    def search(
+        self,
+        query: str,
+        *,
+        kind: Kind,
+        scope: str,
+        limit: int = 8,
+        mode: Mode = "hybrid",
+        min_similarity: float | None = None,
+    ) -> list[Hit]:
+        """The best chunks for `query` (blocking).
+
+        `min_similarity` is the relevance floor: a chunk whose cosine similarity to the query is below it is dropped
+        unless it is among BM25's first `KEYWORD_KEEP` (an exact rare word can matter more than the vector says).
+        """
+        vector_ranks: dict[int, tuple[int, float]] = {}
+        keyword_ranks: dict[int, int] = {}
+        query_vector = None
+        if mode in ("hybrid", "vector") or min_similarity is not None:
+            query_vector = self.embedder.embed_blocking([query])[0]
+        if mode in ("hybrid", "vector") and query_vector is not None:
+            for rank, (chunk_id, similarity) in enumerate(self.vector_ranking(query_vector, kind, scope, CANDIDATES)):
+                vector_ranks[chunk_id] = (rank, similarity)
+        if mode in ("hybrid", "keyword"):
+            expression = fts_query(query)
+            found = self.db.read_sync(lambda c: repo.fts_search(c, expression, kind, scope, CANDIDATES))
+            keyword_ranks = {chunk_id: rank for rank, chunk_id in enumerate(found)}
+        fused: dict[int, float] = {}
+        for chunk_id, (rank, _similarity) in vector_ranks.items():
+            fused[chunk_id] = fused.get(chunk_id, 0.0) + 1.0 / (RRF_K + rank + 1)
+        for chunk_id, rank in keyword_ranks.items():
+            fused[chunk_id] = fused.get(chunk_id, 0.0) + 1.0 / (RRF_K + rank + 1)
+        similarities = {chunk_id: similarity for chunk_id, (_rank, similarity) in vector_ranks.items()}
+        if min_similarity is not None and query_vector is not None:
+            similarities |= self.similarities(query_vector, kind, scope, [c for c in fused if c not in similarities])
+            fused = {
+                chunk_id: score
+                for chunk_id, score in fused.items()
+                if similarities.get(chunk_id, 0.0) >= min_similarity
+                or keyword_ranks.get(chunk_id, KEYWORD_KEEP) < KEYWORD_KEEP
+            }
+        best = sorted(fused, key=lambda chunk_id: (-fused[chunk_id], chunk_id))[:limit]
+        rows = self.db.read_sync(lambda c: repo.chunks(c, best))
+        hits: list[Hit] = []
+        for chunk_id in best:
+            row = rows.get(chunk_id)
+            if row is None:
+                continue
+            vector = vector_ranks.get(chunk_id)
+            hits.append(
+                Hit(
+                    chunk_id=chunk_id,
+                    uri=row.uri,
+                    title=row.title,
+                    heading=row.heading,
+                    text=row.text,
+                    score=fused[chunk_id],
+                    similarity=similarities.get(chunk_id),
+                    keyword_rank=keyword_ranks.get(chunk_id),
+                    vector_rank=vector[0] if vector else None,
+                )
+            )
+        return hits

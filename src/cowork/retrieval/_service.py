@@ -1,0 +1,320 @@
+"""`Retrieval`: the server's index of each folder's documents, the jobs that fill it, and searches over it.
+
+An ingestion job is a persisted state machine — `pending → processing → done | paused | failed | cancelled` — over
+a sorted list of files. Each file is converted, chunked, embedded and committed with its chunks in one transaction
+before the job's `done` count moves past it, so a job stopped at any point (pause, cancel, SIGKILL) resumes after
+the last file committed, and an unchanged file (same bytes, same embedder) is never embedded again. At start-up a
+job a previous process left `pending` or `processing` resumes; one untouched for longer than `stale_hours` is marked
+failed. The work runs in worker threads: the event loop only waits.
+
+Paths come from users (`ingest/add`) or from the session's own folder, and are held to that folder with the file
+tools' policy (credential files and Cowork's own secrets are never read, links out are not followed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from cowork.config import MemoryConfig
+from cowork.policy import PathDenied, PathPolicy
+from cowork.store import Database, IngestJobRow
+from cowork.store.repos import retrieval as repo
+
+from ._convert import indexable
+
+if TYPE_CHECKING:  # numpy and the embedders load with the first search or job, not at start-up
+    from cowork.embeddings import Embedder
+
+    from ._index import Hit, Kind, RetrievalIndex
+
+__all__ = ["IngestError", "JobStatus", "Retrieval", "SearchAnswer"]
+
+log = logging.getLogger(__name__)
+
+JobStatus = Literal["pending", "processing", "done", "paused", "failed", "cancelled"]
+ACTIVE: tuple[JobStatus, ...] = ("pending", "processing")
+PROGRESS_EVERY_S = 0.25
+
+
+class IngestError(Exception):
+    """A request the index cannot take: the code names the kind (`path_denied`, `job_not_found`, `invalid_params`)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True, slots=True)
+class SearchAnswer:
+    hits: list[Hit]
+    sources: int
+    """Files indexed in the folder."""
+    chunks: int
+    indexing: IngestJobRow | None
+    """A job still filling the folder's index (its results are partial meanwhile)."""
+
+
+def scope_of(workspace: Path) -> str:
+    return str(workspace.resolve())
+
+
+class Retrieval:
+    """One per server. `publish` is told of every job change (throttled while a job runs)."""
+
+    def __init__(
+        self,
+        db: Database,
+        settings: MemoryConfig,
+        *,
+        home: Path | None = None,
+        publish: Callable[[IngestJobRow], None] = lambda _job: None,
+        embedder: Embedder | None = None,
+    ) -> None:
+        self._db = db
+        self._settings = settings
+        self._home = home
+        self._publish = publish
+        self._embedder = embedder
+        self._index: RetrievalIndex | None = None
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._stop: dict[str, JobStatus] = {}
+
+    @property
+    def index(self) -> RetrievalIndex:
+        if self._index is None:
+            from cowork.embeddings import make_embedder
+
+            from ._index import RetrievalIndex
+
+            if self._embedder is None:
+                self._embedder = make_embedder(self._settings.embedder)
+            self._index = RetrievalIndex(self._db, self._embedder)
+        return self._index
+
+    # ---- life cycle ----------------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Resume the jobs a previous process left running; fail the stale ones."""
+        left = await self._db.read(lambda c: repo.jobs(c, statuses=ACTIVE, limit=1000))
+        horizon = datetime.now(UTC) - timedelta(hours=self._settings.stale_hours)
+        for job in reversed(left):
+            if job.updated_at < horizon:
+                await self._set(job.id, status="failed", error="interrupted by a restart and not resumed in time")
+                continue
+            log.info("resuming indexing job %s at file %d of %d", job.id, job.done + 1, job.total)
+            await self._set(job.id, status="pending")
+            self._launch(job.id)
+
+    async def stop(self) -> None:
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    # ---- jobs ----------------------------------------------------------------------------------------------------
+
+    def _policy(self, workspace: Path) -> PathPolicy:
+        policy = PathPolicy.build(workspace, home=self._home)
+        return replace(policy, read_roots=(policy.workspace,))
+
+    async def add(self, workspace: Path, paths: list[str], *, kind: Kind = "documents") -> IngestJobRow:
+        """Start a job indexing `paths` (files or folders in `workspace`; `["."]` for all of it)."""
+        if not paths:
+            raise IngestError("invalid_params", "Name at least one file or folder to index.")
+        workspace, checked = await asyncio.to_thread(self._checked, workspace, paths)
+        job_id = uuid.uuid4().hex
+        spec = json.dumps({"workspace": str(workspace), "paths": checked})
+        scope = scope_of(workspace)
+        job = await self._db.write(
+            lambda c: repo.create_job(c, job_id=job_id, kind=kind, scope=scope, spec=spec, total=0)
+        )
+        self._publish(job)
+        self._launch(job_id)
+        return job
+
+    def _checked(self, workspace: Path, paths: list[str]) -> tuple[Path, list[str]]:
+        """The resolved folder and each path relative to it, or the refusal (touches the disk: a worker thread)."""
+        workspace = workspace.resolve()
+        policy = self._policy(workspace)
+        checked: list[str] = []
+        for raw in paths:
+            try:
+                path = policy.check_read(raw)
+            except PathDenied as error:
+                raise IngestError("path_denied", f"Refusing {raw}: {error}") from None
+            if not path.exists():
+                raise IngestError("path_denied", f"{raw} does not exist in {workspace}.")
+            if path.is_file() and not indexable(path):
+                raise IngestError(
+                    "invalid_params",
+                    f"{raw} is not a format the index reads (documents, HTML, markdown, text, code, notebooks).",
+                )
+            checked.append(path.relative_to(workspace).as_posix() if path != workspace else ".")
+        return workspace, checked
+
+    async def job(self, job_id: str) -> IngestJobRow:
+        job = await self._db.read(lambda c: repo.get_job(c, job_id))
+        if job is None:
+            raise IngestError("job_not_found", f"No indexing job {job_id}.")
+        return job
+
+    async def jobs(self, limit: int = 20) -> list[IngestJobRow]:
+        return await self._db.read(lambda c: repo.jobs(c, limit=limit))
+
+    async def pause(self, job_id: str) -> IngestJobRow:
+        return await self._halt(job_id, "paused")
+
+    async def cancel(self, job_id: str) -> IngestJobRow:
+        return await self._halt(job_id, "cancelled")
+
+    async def _halt(self, job_id: str, status: JobStatus) -> IngestJobRow:
+        job = await self.job(job_id)
+        if job.status not in ACTIVE and not (status == "cancelled" and job.status == "paused"):
+            raise IngestError("invalid_params", f"Job {job_id} is {job.status}; only a running job can be {status}.")
+        task = self._tasks.get(job_id)
+        if task is not None and not task.done():
+            self._stop[job_id] = status
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(task)
+        else:
+            await self._set(job_id, status=status)
+        return await self.job(job_id)
+
+    async def resume(self, job_id: str) -> IngestJobRow:
+        job = await self.job(job_id)
+        if job.status not in ("paused", "failed"):
+            raise IngestError("invalid_params", f"Job {job_id} is {job.status}; only a paused or failed job resumes.")
+        await self._set(job_id, status="pending", error=None)
+        self._launch(job_id)
+        return await self.job(job_id)
+
+    def _launch(self, job_id: str) -> None:
+        task = asyncio.get_running_loop().create_task(self._run(job_id), name=f"ingest-{job_id}")
+        self._tasks[job_id] = task
+        task.add_done_callback(lambda _t: self._tasks.pop(job_id, None))
+
+    async def _set(self, job_id: str, **values: object) -> IngestJobRow:
+        await self._db.write(lambda c: repo.update_job(c, job_id, **values))
+        job = await self.job(job_id)
+        self._publish(job)
+        return job
+
+    async def _run(self, job_id: str) -> None:
+        from cowork.embeddings import EmbedderError
+
+        try:
+            await self._work(job_id)
+        except asyncio.CancelledError:
+            raise  # the server is stopping: the job stays `processing` and resumes at the next start
+        except EmbedderError as error:
+            await self._set(job_id, status="failed", error=str(error))
+        except Exception as error:
+            log.exception("indexing job %s failed", job_id)
+            await self._set(job_id, status="failed", error=f"{type(error).__name__}: {error}")
+        finally:
+            self._stop.pop(job_id, None)
+
+    async def _work(self, job_id: str) -> None:
+        job = await self._set(job_id, status="processing")
+        spec = json.loads(job.spec)
+        workspace = Path(spec["workspace"])
+        files = await asyncio.to_thread(self._files, workspace, spec["paths"])
+        if job.total != len(files):
+            job = await self._set(job_id, total=len(files))
+        index = self.index
+        done, failed, chunks = job.done, job.failed, job.chunks
+        last_publish = 0.0
+        for path in files[done:]:
+            stop = self._stop.get(job_id)
+            if stop is not None:
+                await self._set(job_id, status=stop)
+                return
+            rel = path.relative_to(workspace).as_posix()
+            outcome = await asyncio.to_thread(index.index_file, path, kind=job.kind, scope=job.scope, uri=rel)  # type: ignore[arg-type]
+            done += 1
+            failed += outcome.status == "failed"
+            chunks += outcome.embedded
+            values = {"done": done, "failed": failed, "chunks": chunks}
+            await self._db.write(lambda c, v=values: repo.update_job(c, job_id, **v))  # type: ignore[misc]
+            if time.monotonic() - last_publish >= PROGRESS_EVERY_S or done == len(files):
+                last_publish = time.monotonic()
+                self._publish(await self.job(job_id))
+        if "." in spec["paths"]:  # the whole folder was listed: what is no longer there leaves the index
+            present = {path.relative_to(workspace).as_posix() for path in files}
+            known = await self._db.read(lambda c: repo.sources(c, job.kind, job.scope))
+            for source in known:
+                if source.uri not in present:
+                    await asyncio.to_thread(index.forget, kind=job.kind, scope=job.scope, uri=source.uri)  # type: ignore[arg-type]
+        await self._set(job_id, status="done")
+
+    def _files(self, workspace: Path, paths: list[str]) -> list[Path]:
+        """The indexable files the job covers, sorted (so a resumed job sees the same order), within limits."""
+        from cowork.tools._fsutil import walk_files
+
+        policy = self._policy(workspace)
+        limit = int(self._settings.max_file_mb * 1024 * 1024)
+        found: set[Path] = set()
+        for raw in paths:
+            start = (workspace / raw).resolve()
+            candidates = (
+                [Path(f.path) for f in walk_files(workspace, start, descend=lambda sub: not sub.startswith("."))]
+                if start.is_dir()
+                else [start]
+            )
+            for path in candidates:
+                if not indexable(path) or ".cowork" in path.relative_to(workspace).parts:
+                    continue
+                try:
+                    policy.check_read(path)
+                    if path.stat().st_size > limit:
+                        continue
+                except (PathDenied, OSError):
+                    continue
+                found.add(path)
+        return sorted(found)
+
+    # ---- searching -----------------------------------------------------------------------------------------------
+
+    async def search(
+        self,
+        workspace: Path,
+        query: str,
+        *,
+        kind: Kind = "documents",
+        limit: int = 8,
+        mode: Literal["hybrid", "vector", "keyword"] = "hybrid",
+        auto_index: bool = False,
+        min_similarity: float | None = None,
+    ) -> SearchAnswer:
+        """The folder's best chunks for `query` above the relevance floor (`memory.min_similarity` unless given);
+        with `auto_index`, a folder never indexed starts indexing."""
+        floor = self._settings.min_similarity if min_similarity is None else min_similarity
+        scope = await asyncio.to_thread(scope_of, workspace)
+        running = [j for j in await self.jobs(limit=50) if j.scope == scope and j.status in ACTIVE]
+        count = await self._db.read(lambda c: (len(repo.sources(c, kind, scope)), repo.count_chunks(c, kind, scope)))
+        if auto_index and not running and count[0] == 0 and self._settings.auto_index:
+            running = [await self.add(workspace, ["."], kind=kind)]
+        hits: list[Hit] = []
+        if count[1]:
+            from cowork.embeddings import EmbedderError
+
+            try:
+                index = self.index
+                hits = await asyncio.to_thread(
+                    index.search, query, kind=kind, scope=scope, limit=limit, mode=mode, min_similarity=floor
+                )
+            except EmbedderError as error:
+                raise IngestError("embedder_error", f"The embedder failed: {error}") from None
+        return SearchAnswer(hits, count[0], count[1], running[0] if running else None)

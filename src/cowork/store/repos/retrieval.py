@@ -1,0 +1,229 @@
+"""The retrieval index: sources, chunks with their vectors, the FTS5 mirror `rag_fts`, and ingestion jobs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from .._rows import IngestJobRow, RagChunkRow, RagSourceRow
+from .._schema import ingest_jobs as j
+from .._schema import rag_chunks as c
+from .._schema import rag_sources as s
+from .._schema import rag_staged as st
+
+__all__ = [
+    "NewChunk",
+    "chunks",
+    "count_chunks",
+    "create_job",
+    "delete_source",
+    "fts_search",
+    "get_job",
+    "get_source",
+    "jobs",
+    "put_source",
+    "sources",
+    "stage",
+    "staged",
+    "unstage",
+    "update_job",
+    "vectors",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class NewChunk:
+    ordinal: int
+    heading: str
+    text: str
+    vector: bytes | None
+
+
+def _source(r: sa.Row[tuple[object, ...]]) -> RagSourceRow:
+    return RagSourceRow(**{col.name: getattr(r, col.name) for col in s.columns})
+
+
+def get_source(conn: Connection, kind: str, scope: str, uri: str) -> RagSourceRow | None:
+    row = conn.execute(sa.select(s).where(s.c.kind == kind, s.c.scope == scope, s.c.uri == uri)).first()
+    return _source(row) if row else None
+
+
+def sources(conn: Connection, kind: str, scope: str) -> list[RagSourceRow]:
+    stmt = sa.select(s).where(s.c.kind == kind, s.c.scope == scope).order_by(s.c.uri)
+    return [_source(r) for r in conn.execute(stmt)]
+
+
+def _drop_chunks(conn: Connection, source_id: int) -> None:
+    if conn.dialect.name == "sqlite":
+        conn.execute(
+            sa.text("DELETE FROM rag_fts WHERE rowid IN (SELECT id FROM rag_chunks WHERE source_id = :sid)"),
+            {"sid": source_id},
+        )
+    conn.execute(c.delete().where(c.c.source_id == source_id))
+
+
+def put_source(
+    conn: Connection,
+    *,
+    kind: str,
+    scope: str,
+    uri: str,
+    title: str,
+    content_hash: str,
+    size: int,
+    mtime_ns: int,
+    embedder: str,
+    new_chunks: Sequence[NewChunk],
+    error: str | None = None,
+) -> int:
+    """Store a source and its chunks, replacing what was indexed for the same uri, in the caller's transaction."""
+    values = {
+        "title": title,
+        "content_hash": content_hash,
+        "size": size,
+        "mtime_ns": mtime_ns,
+        "chunk_count": len(new_chunks),
+        "embedder": embedder,
+        "error": error,
+        "indexed_at": datetime.now(UTC),
+    }
+    existing = get_source(conn, kind, scope, uri)
+    if existing is None:
+        source_id = int(
+            conn.execute(s.insert().values(kind=kind, scope=scope, uri=uri, **values).returning(s.c.id)).scalar_one()
+        )
+    else:
+        source_id = existing.id
+        _drop_chunks(conn, source_id)
+        conn.execute(s.update().where(s.c.id == source_id).values(**values))
+    for chunk in new_chunks:
+        chunk_id = conn.execute(
+            c.insert()
+            .values(
+                source_id=source_id, ordinal=chunk.ordinal, heading=chunk.heading, text=chunk.text, vector=chunk.vector
+            )
+            .returning(c.c.id)
+        ).scalar_one()
+        if conn.dialect.name == "sqlite":
+            conn.execute(
+                sa.text("INSERT INTO rag_fts (rowid, text, heading) VALUES (:id, :text, :heading)"),
+                {"id": chunk_id, "text": chunk.text, "heading": f"{title} {chunk.heading}"},
+            )
+    return source_id
+
+
+def delete_source(conn: Connection, source_id: int) -> None:
+    _drop_chunks(conn, source_id)
+    conn.execute(s.delete().where(s.c.id == source_id))
+
+
+def count_chunks(conn: Connection, kind: str, scope: str) -> int:
+    stmt = sa.select(sa.func.count()).select_from(c.join(s)).where(s.c.kind == kind, s.c.scope == scope)
+    return int(conn.execute(stmt).scalar_one())
+
+
+def vectors(conn: Connection, kind: str, scope: str, embedder: str) -> list[tuple[int, bytes]]:
+    """Every chunk id with its vector, for the in-memory matrix (chunks made by another embedder are left out)."""
+    stmt = (
+        sa.select(c.c.id, c.c.vector)
+        .select_from(c.join(s))
+        .where(s.c.kind == kind, s.c.scope == scope, s.c.embedder == embedder, c.c.vector.is_not(None))
+        .order_by(c.c.id)
+    )
+    return [(int(r.id), bytes(r.vector)) for r in conn.execute(stmt)]
+
+
+def fts_search(conn: Connection, query: str, kind: str, scope: str, limit: int) -> list[int]:
+    """Chunk ids best first by BM25 (text weighted above the heading), for an FTS5 `query` already built."""
+    if conn.dialect.name != "sqlite" or not query:
+        return []
+    statement = sa.text(
+        "SELECT rag_fts.rowid AS id FROM rag_fts JOIN rag_chunks ON rag_chunks.id = rag_fts.rowid "
+        "JOIN rag_sources ON rag_sources.id = rag_chunks.source_id "
+        "WHERE rag_fts MATCH :query AND rag_sources.kind = :kind AND rag_sources.scope = :scope "
+        "ORDER BY bm25(rag_fts, 1.0, 2.0) LIMIT :limit"
+    )
+    return [int(r.id) for r in conn.execute(statement, {"query": query, "kind": kind, "scope": scope, "limit": limit})]
+
+
+def chunks(conn: Connection, ids: Iterable[int]) -> dict[int, RagChunkRow]:
+    wanted = list(ids)
+    if not wanted:
+        return {}
+    stmt = (
+        sa.select(c.c.id, c.c.source_id, c.c.ordinal, c.c.heading, c.c.text, s.c.uri, s.c.title, s.c.kind)
+        .select_from(c.join(s))
+        .where(c.c.id.in_(wanted))
+    )
+    return {int(r.id): RagChunkRow(**r._asdict()) for r in conn.execute(stmt)}
+
+
+def _job(r: sa.Row[tuple[object, ...]]) -> IngestJobRow:
+    return IngestJobRow(**{col.name: getattr(r, col.name) for col in j.columns})
+
+
+def create_job(conn: Connection, *, job_id: str, kind: str, scope: str, spec: str, total: int) -> IngestJobRow:
+    now = datetime.now(UTC)
+    conn.execute(
+        j.insert().values(
+            id=job_id,
+            kind=kind,
+            scope=scope,
+            status="pending",
+            spec=spec,
+            total=total,
+            done=0,
+            failed=0,
+            chunks=0,
+            error=None,
+            created_at=now,
+            updated_at=now,
+        )
+    )
+    job = get_job(conn, job_id)
+    assert job is not None
+    return job
+
+
+def get_job(conn: Connection, job_id: str) -> IngestJobRow | None:
+    row = conn.execute(sa.select(j).where(j.c.id == job_id)).first()
+    return _job(row) if row else None
+
+
+def jobs(conn: Connection, *, statuses: Sequence[str] | None = None, limit: int = 50) -> list[IngestJobRow]:
+    stmt = sa.select(j).order_by(j.c.created_at.desc()).limit(limit)
+    if statuses:
+        stmt = stmt.where(j.c.status.in_(statuses))
+    return [_job(r) for r in conn.execute(stmt)]
+
+
+def update_job(conn: Connection, job_id: str, **values: object) -> None:
+    conn.execute(j.update().where(j.c.id == job_id).values(updated_at=datetime.now(UTC), **values))
+
+
+def stage(conn: Connection, embedder: str, vectors: dict[str, bytes]) -> None:
+    """Keep vectors of a file being indexed (by text hash) until its chunks are stored."""
+    if vectors:
+        stmt = st.insert().prefix_with("OR REPLACE") if conn.dialect.name == "sqlite" else st.insert()
+        conn.execute(stmt, [{"embedder": embedder, "text_hash": h, "vector": v} for h, v in vectors.items()])
+
+
+def staged(conn: Connection, embedder: str, hashes: Iterable[str]) -> dict[str, bytes]:
+    wanted = list(hashes)
+    found: dict[str, bytes] = {}
+    for start in range(0, len(wanted), 500):
+        stmt = sa.select(st.c.text_hash, st.c.vector).where(
+            st.c.embedder == embedder, st.c.text_hash.in_(wanted[start : start + 500])
+        )
+        found.update((r.text_hash, bytes(r.vector)) for r in conn.execute(stmt))
+    return found
+
+
+def unstage(conn: Connection, embedder: str, hashes: Iterable[str]) -> None:
+    wanted = list(hashes)
+    for start in range(0, len(wanted), 500):
+        conn.execute(st.delete().where(st.c.embedder == embedder, st.c.text_hash.in_(wanted[start : start + 500])))

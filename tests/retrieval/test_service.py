@@ -1,0 +1,173 @@
+"""Indexing jobs: the persisted state machine, progress, pause/resume/cancel, recovery at start-up, the folder
+boundary, files that change or vanish — on a real SQLite file, with a fast test embedder."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from cowork.config import MemoryConfig
+from cowork.retrieval import IngestError, Retrieval, scope_of
+from cowork.store import Database, IngestJobRow
+from cowork.store.repos import retrieval as repo
+from cowork.testing.embedders import HashEmbedder
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def db(tmp_path: Path):
+    database = Database.sqlite(tmp_path / "cowork.db")
+    database.migrate()
+    yield database
+    database.close()
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    root = tmp_path / "folder"
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "budget.md").write_text("# Budget\n\nThe zebra project costs 40,000 euros.\n")
+    (root / "docs" / "team.md").write_text("# Team\n\nSarah leads the giraffe group.\n")
+    (root / "notes.txt").write_text("Buy milk.\n")
+    (root / "image.png").write_bytes(b"\x89PNG not indexed")
+    (root / ".env").write_text("SECRET=zebra\n")  # credentials: never read
+    (root / ".hidden").mkdir()
+    (root / ".hidden" / "x.md").write_text("hidden zebra\n")
+    return root
+
+
+async def _until(retrieval: Retrieval, job_id: str, *statuses: str) -> IngestJobRow:
+    for _ in range(500):
+        job = await retrieval.job(job_id)
+        if job.status in statuses:
+            return job
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"job {job_id} stayed {job.status}")
+
+
+async def test_a_folder_is_indexed_by_a_job_that_reports_its_progress(db, folder: Path) -> None:
+    seen: list[IngestJobRow] = []
+    retrieval = Retrieval(db, MemoryConfig(), embedder=HashEmbedder(), publish=seen.append)
+    job = await retrieval.add(folder, ["."])
+    done = await _until(retrieval, job.id, "done")
+    assert (done.total, done.done, done.failed) == (3, 3, 0)
+    sources = db.read_sync(lambda c: repo.sources(c, "documents", scope_of(folder)))
+    assert [s.uri for s in sources] == ["docs/budget.md", "docs/team.md", "notes.txt"]  # no .env, .hidden, png
+    assert seen[0].status == "pending" and seen[-1].status == "done"
+    assert "processing" in [j.status for j in seen]
+    answer = await retrieval.search(folder, "zebra costs")
+    assert answer.hits[0].uri == "docs/budget.md" and answer.sources == 3 and answer.indexing is None
+    await retrieval.stop()
+
+
+async def test_reindexing_skips_unchanged_files_and_forgets_vanished_ones(db, folder: Path) -> None:
+    embedder = HashEmbedder()
+    retrieval = Retrieval(db, MemoryConfig(), embedder=embedder)
+    await _until(retrieval, (await retrieval.add(folder, ["."])).id, "done")
+    first = embedder.texts
+    (folder / "notes.txt").unlink()
+    (folder / "docs" / "team.md").write_text("# Team\n\nTom leads the okapi group.\n")
+    job = await _until(retrieval, (await retrieval.add(folder, ["."])).id, "done")
+    assert embedder.texts == first + 1 and job.chunks == 1  # only the changed file
+    uris = [s.uri for s in db.read_sync(lambda c: repo.sources(c, "documents", scope_of(folder)))]
+    assert uris == ["docs/budget.md", "docs/team.md"]
+    assert (await retrieval.search(folder, "okapi", mode="keyword")).hits[0].uri == "docs/team.md"
+    assert (await retrieval.search(folder, "giraffe", mode="keyword")).hits == []
+
+
+@pytest.mark.parametrize(
+    ("path", "code"),
+    [
+        ("../outside.md", "path_denied"),
+        ("/etc/passwd", "path_denied"),
+        ("docs/missing.md", "path_denied"),
+        ("~/.ssh/id_rsa", "path_denied"),
+        (".env", "invalid_params"),
+        ("image.png", "invalid_params"),
+    ],
+)
+async def test_paths_outside_the_folder_missing_secret_or_unreadable_are_refused_and_no_job_is_made(
+    db, folder: Path, path: str, code: str
+) -> None:
+    (folder.parent / "outside.md").write_text("outside\n")
+    retrieval = Retrieval(db, MemoryConfig(), embedder=HashEmbedder())
+    with pytest.raises(IngestError) as refused:
+        await retrieval.add(folder, ["docs", path])
+    assert refused.value.code == code
+    assert await retrieval.jobs() == []
+
+
+async def test_a_link_out_of_the_folder_is_not_followed(db, folder: Path) -> None:
+    (folder.parent / "secret.md").write_text("the vault code is 1234\n")
+    (folder / "docs" / "link.md").symlink_to(folder.parent / "secret.md")
+    retrieval = Retrieval(db, MemoryConfig(), embedder=HashEmbedder())
+    await _until(retrieval, (await retrieval.add(folder, ["."])).id, "done")
+    assert (await retrieval.search(folder, "vault code", mode="keyword")).hits == []
+    with pytest.raises(IngestError):
+        await retrieval.add(folder, ["docs/link.md"])
+
+
+async def test_pause_resume_and_cancel(db, folder: Path) -> None:
+    for i in range(30):
+        (folder / "docs" / f"n{i:02d}.md").write_text(f"# Note {i}\n\nNote number {i}.\n")
+    embedder = HashEmbedder(delay=0.02)
+    retrieval = Retrieval(db, MemoryConfig(), embedder=embedder)
+    job = await retrieval.add(folder, ["."])
+    for _ in range(500):
+        if (await retrieval.job(job.id)).done >= 2:
+            break
+        await asyncio.sleep(0.01)
+    paused = await retrieval.pause(job.id)
+    assert paused.status == "paused" and 0 < paused.done < paused.total
+    await asyncio.sleep(0.1)
+    assert (await retrieval.job(job.id)).done == paused.done  # nothing moves while paused
+    with pytest.raises(IngestError):
+        await retrieval.pause(job.id)
+    resumed = await retrieval.resume(job.id)
+    assert resumed.status in ("pending", "processing")
+    done = await _until(retrieval, job.id, "done")
+    assert done.done == done.total == 33 and embedder.texts == 33  # each file embedded once
+    second = await retrieval.add(folder, ["docs"])
+    cancelled = await retrieval.cancel(second.id)
+    assert cancelled.status == "cancelled"
+    with pytest.raises(IngestError) as missing:
+        await retrieval.job("nope")
+    assert missing.value.code == "job_not_found"
+
+
+async def test_a_job_left_processing_resumes_after_its_last_file_and_a_stale_one_fails(db, folder: Path) -> None:
+    scope = scope_of(folder)
+    spec = json.dumps({"workspace": scope, "paths": ["."]})
+    db.write_sync(lambda c: repo.create_job(c, job_id="left", kind="documents", scope=scope, spec=spec, total=3))
+    db.write_sync(lambda c: repo.update_job(c, "left", status="processing", done=1))
+    db.write_sync(lambda c: repo.create_job(c, job_id="old", kind="documents", scope=scope, spec=spec, total=3))
+    old = datetime.now(UTC) - timedelta(hours=48)
+    db.write_sync(
+        lambda c: c.execute(
+            sa.text("UPDATE ingest_jobs SET status='processing', updated_at=:t WHERE id='old'"), {"t": old}
+        )
+    )
+    embedder = HashEmbedder()
+    retrieval = Retrieval(db, MemoryConfig(), embedder=embedder)
+    await retrieval.start()
+    done = await _until(retrieval, "left", "done")
+    assert done.done == 3 and embedder.texts == 2  # the first file (docs/budget.md) was finished before
+    assert (await retrieval.job("old")).status == "failed"
+
+
+async def test_a_never_indexed_folder_starts_indexing_on_the_first_search_when_asked(db, folder: Path) -> None:
+    retrieval = Retrieval(db, MemoryConfig(), embedder=HashEmbedder())
+    assert (await retrieval.search(folder, "zebra")).indexing is None  # a plain search starts nothing
+    first = await retrieval.search(folder, "zebra", auto_index=True)
+    assert first.indexing is not None and first.hits == []
+    await _until(retrieval, first.indexing.id, "done")
+    assert (await retrieval.search(folder, "zebra", auto_index=True)).hits
+    quiet = Retrieval(db, MemoryConfig(auto_index=False), embedder=HashEmbedder())
+    other = folder / "docs"
+    assert (await quiet.search(other, "zebra", auto_index=True)).indexing is None

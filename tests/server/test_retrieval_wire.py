@@ -1,0 +1,124 @@
+"""Indexing and search through a real server with the real local embedder: `ingest/*`, `ingest/progress`,
+`memory/search`, the errors each refusal gets, and a job that survives a restart."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from cowork.clients.connection import RpcError
+from cowork.testing.client import EventClient
+from cowork.testing.server import ServerProcess
+from tests.documents.files import pdf_bytes
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    root = tmp_path_factory.mktemp("retrieval")
+    ws = root / "ws"
+    (ws / "docs").mkdir(parents=True)
+    (ws / "docs" / "leave.md").write_text(
+        "# Holiday policy\n\nEmployees get twenty-five days of paid vacation per year. Unused days expire in March.\n"
+    )
+    (ws / "docs" / "kitchen.md").write_text("# Kitchen\n\nThe coffee machine is descaled every Friday.\n")
+    (ws / "report.pdf").write_bytes(pdf_bytes([["Quarterly revenue grew by twelve percent in Europe."]]))
+    (root / "outside.md").write_text("# Outside\n\nNot in the folder.\n")
+    with ServerProcess(root / "home", ws) as proc:
+        yield proc
+
+
+@pytest.fixture
+async def client(server: ServerProcess) -> AsyncIterator[EventClient]:
+    c = await EventClient.connect(server.address)
+    yield c
+    await c.close()
+
+
+async def _finished(client: EventClient, job_id: str, within: float = 60) -> dict:
+    async def wait() -> dict:
+        while True:
+            job = (await client.call("ingest/status", {"jobId": job_id}))["jobs"][0]
+            if job["status"] not in ("pending", "processing"):
+                return job
+            await asyncio.sleep(0.1)
+
+    return await asyncio.wait_for(wait(), within)
+
+
+async def test_a_folder_indexed_over_the_wire_is_searched_by_meaning(client: EventClient) -> None:
+    job = await client.call("ingest/add", {"paths": ["."]})
+    assert job["status"] == "pending" and job["paths"] == ["."]
+    done = await _finished(client, job["jobId"])
+    assert (done["status"], done["total"], done["done"], done["failed"]) == ("done", 3, 3, 0)
+    progress = [p for m, p in client.notifications if m == "ingest/progress" and p["jobId"] == job["jobId"]]
+    assert progress and progress[-1]["status"] == "done"
+
+    # No word of the question is in the answer's file ("vacation", not "holiday allowance"…): the vector half.
+    found = await client.call("memory/search", {"query": "how much time off do staff get each year?", "limit": 3})
+    assert found["sources"] == 3 and found.get("indexing") is None
+    top = found["hits"][0]
+    assert top["path"] == "docs/leave.md" and top["heading"] == "Holiday policy"
+    assert "twenty-five days" in top["text"] and top["similarity"] > 0.3
+    pdf = await client.call("memory/search", {"query": "sales growth in european markets", "limit": 1})
+    assert pdf["hits"][0]["path"] == "report.pdf"
+    keyword = await client.call("memory/search", {"query": "descaled", "mode": "keyword"})
+    assert [h["path"] for h in keyword["hits"]] == ["docs/kitchen.md"]
+
+
+@pytest.mark.parametrize(
+    ("params", "code"),
+    [
+        ({"paths": ["../outside.md"]}, "path_denied"),
+        ({"paths": ["/etc/passwd"]}, "path_denied"),
+        ({"paths": ["nope.md"]}, "path_denied"),
+        ({"paths": []}, "invalid_params"),
+        ({"paths": ["docs"], "sessionId": "missing"}, "session_not_found"),
+    ],
+)
+async def test_ingest_add_refusals(client: EventClient, params: dict, code: str) -> None:
+    before = (await client.call("ingest/status", {}))["jobs"]
+    with pytest.raises(RpcError) as refused:
+        await client.call("ingest/add", params)
+    assert refused.value.code == code
+    assert (await client.call("ingest/status", {}))["jobs"] == before  # nothing was started
+
+
+@pytest.mark.parametrize("method", ["ingest/pause", "ingest/resume", "ingest/cancel", "ingest/status"])
+async def test_an_unknown_job_is_job_not_found(client: EventClient, method: str) -> None:
+    with pytest.raises(RpcError) as refused:
+        await client.call(method, {"jobId": "0" * 32})
+    assert refused.value.code == "job_not_found"
+
+
+async def test_a_finished_job_cannot_be_paused(client: EventClient) -> None:
+    job = await client.call("ingest/add", {"paths": ["docs"]})
+    await _finished(client, job["jobId"])
+    with pytest.raises(RpcError) as refused:
+        await client.call("ingest/pause", {"jobId": job["jobId"]})
+    assert refused.value.code == "invalid_params" and "done" in str(refused.value)
+
+
+async def test_search_params_are_checked(client: EventClient) -> None:
+    for params in ({"query": ""}, {"query": "x", "limit": 0}, {"query": "x", "mode": "fuzzy"}):
+        with pytest.raises(RpcError) as refused:
+            await client.call("memory/search", params)
+        assert refused.value.code == "invalid_params"
+
+
+async def test_a_session_searches_its_own_folder(client: EventClient, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "plan.md").write_text("# Plan\n\nThe launch happens on the moon.\n")
+    session = await client.call("session/create", {"workspace": str(other)})
+    job = await client.call("ingest/add", {"paths": ["."], "sessionId": session["id"]})
+    assert job["folder"] == str(other.resolve())
+    await _finished(client, job["jobId"])
+    mine = await client.call("memory/search", {"query": "launch", "sessionId": session["id"], "mode": "keyword"})
+    assert [h["path"] for h in mine["hits"]] == ["plan.md"]
+    theirs = await client.call("memory/search", {"query": "launch", "mode": "keyword"})
+    assert all(h["path"] != "plan.md" for h in theirs["hits"])
