@@ -21,10 +21,12 @@ pytestmark = pytest.mark.anyio
 
 MISSING_BWRAP = {"COWORK_TOOLS__SANDBOX__BWRAP_PATH": "/nonexistent/bwrap"}
 EXITS_AT_ONCE = "import sys; sys.exit('no database at /srv/db')"
-NOT_BUILT = [
-    SubsystemHealth(name="embedder", status="disabled", reason="Not built yet."),
-    SubsystemHealth(name="scheduler", status="disabled", reason="Not built yet."),
-]
+NOT_BUILT = [SubsystemHealth(name="scheduler", status="disabled", reason="Not built yet.")]
+EMBEDDER = SubsystemHealth(
+    name="embedder",
+    status="ready",
+    reason="all-MiniLM-L6-v2 on this machine (loads with the first search or indexing job).",
+)
 
 
 def statuses(health: HealthResult) -> dict[str, str]:
@@ -54,6 +56,7 @@ async def test_a_working_core_is_ready_and_says_what_is_off(harness: CoreHarness
                 status="disabled",
                 reason="Not installed yet: installed in the background after start-up (or `cowork toolbox install`).",
             ),
+            EMBEDDER,
             *NOT_BUILT,
         ],
     )
@@ -79,7 +82,7 @@ async def test_a_failing_mcp_server_and_a_missing_sandbox_are_degraded_with_thei
         "checkpoints": statuses(health)["checkpoints"],  # (git on this machine: its own test below)
         "tracing": "ready",
         "toolbox": "disabled",
-        "embedder": "disabled",
+        "embedder": "ready",
         "scheduler": "disabled",
     }
     assert subsystem(health, "mcp").reason == f"broken (error): {failed.reason}"  # the working one is not named

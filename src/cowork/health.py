@@ -112,6 +112,10 @@ async def _toolbox(core: Core) -> Judgement:
     return "disabled", "Not installed yet: installed in the background after start-up (or `cowork toolbox install`)."
 
 
+async def _embedder(core: Core) -> Judgement:
+    return core.retrieval.embedder_health()
+
+
 async def _not_built(_core: Core) -> Judgement:
     return "disabled", "Not built yet."
 
@@ -125,7 +129,7 @@ CHECKS: Mapping[str, Check] = MappingProxyType(
         "checkpoints": _checkpoints,
         "tracing": _tracing,
         "toolbox": _toolbox,
-        "embedder": _not_built,  # semantic memory (the memory issue)
+        "embedder": _embedder,
         "scheduler": _not_built,  # automations (the automations issue)
     }
 )

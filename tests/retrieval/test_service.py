@@ -59,6 +59,10 @@ async def test_a_folder_is_indexed_by_a_job_that_reports_its_progress(db, folder
     assert (done.total, done.done, done.failed) == (3, 3, 0)
     sources = db.read_sync(lambda c: repo.sources(c, "documents", scope_of(folder)))
     assert [s.uri for s in sources] == ["docs/budget.md", "docs/team.md", "notes.txt"]  # no .env, .hidden, png
+    for _ in range(100):  # the last notification follows the committed status
+        if seen[-1].status == "done":
+            break
+        await asyncio.sleep(0.01)
     assert seen[0].status == "pending" and seen[-1].status == "done"
     assert "processing" in [j.status for j in seen]
     answer = await retrieval.search(folder, "zebra costs")
@@ -155,9 +159,14 @@ async def test_a_job_left_processing_resumes_after_its_last_file_and_a_stale_one
     )
     embedder = HashEmbedder()
     retrieval = Retrieval(db, MemoryConfig(), embedder=embedder)
+    budget = folder / "docs" / "budget.md"  # the file the stopped run finished
+    await asyncio.to_thread(retrieval.index.index_file, budget, kind="documents", scope=scope, uri="docs/budget.md")
+    (folder / "docs" / "added.md").write_text("# Added\n\nWritten while the server was down.\n")  # sorts first
+    assert embedder.texts == 1
     await retrieval.start()
     done = await _until(retrieval, "left", "done")
-    assert done.done == 3 and embedder.texts == 2  # the first file (docs/budget.md) was finished before
+    assert done.done == 4 and done.total == 4
+    assert embedder.texts == 4  # added.md, team.md, notes.txt: budget.md was not embedded again
     assert (await retrieval.job("old")).status == "failed"
 
 
@@ -171,3 +180,78 @@ async def test_a_never_indexed_folder_starts_indexing_on_the_first_search_when_a
     quiet = Retrieval(db, MemoryConfig(auto_index=False), embedder=HashEmbedder())
     other = folder / "docs"
     assert (await quiet.search(other, "zebra", auto_index=True)).indexing is None
+
+
+class _Unreachable(HashEmbedder):
+    def embed_blocking(self, texts):  # type: ignore[no-untyped-def]
+        from cowork.embeddings import EmbedderError
+
+        raise EmbedderError("ollama:nomic-embed-text at http://127.0.0.1:9: connection refused")
+
+
+async def test_an_embedder_that_fails_fails_the_job_and_degrades_health(db, folder: Path) -> None:
+    retrieval = Retrieval(db, MemoryConfig(), embedder=_Unreachable())
+    job = await _until(retrieval, (await retrieval.add(folder, ["."])).id, "failed")
+    assert job.error is not None and "connection refused" in job.error and job.done == 0
+    status, reason = retrieval.embedder_health()
+    assert status == "degraded" and "connection refused" in reason
+    resumed = await retrieval.resume(job.id)  # a failed job can be retried
+    assert resumed.status in ("pending", "processing", "failed")
+
+
+def test_a_remote_embedder_is_configured_from_the_user_s_settings() -> None:
+    from cowork.config import EmbedderConfig
+    from cowork.embeddings import EmbedderError, RemoteEmbedder, make_embedder
+
+    ollama = make_embedder(EmbedderConfig(provider="ollama", model="nomic-embed-text"))
+    assert isinstance(ollama, RemoteEmbedder) and ollama.id == "ollama:nomic-embed-text"
+    with pytest.raises(EmbedderError, match="needs a model"):
+        make_embedder(EmbedderConfig(provider="openai"))
+    with pytest.raises(EmbedderError, match="OPENAI_KEY_FOR_TESTS"):
+        make_embedder(EmbedderConfig(provider="openai", model="m", api_key_env="OPENAI_KEY_FOR_TESTS"), environ={})
+
+
+async def test_searching_an_indexed_folder_picks_up_its_changes_in_the_background(
+    db, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cowork.retrieval import _service
+
+    embedder = HashEmbedder()
+    retrieval = Retrieval(db, MemoryConfig(), embedder=embedder)
+    first = await retrieval.search(folder, "zebra", auto_index=True)
+    assert first.indexing is not None
+    await _until(retrieval, first.indexing.id, "done")
+    (folder / "docs" / "new.md").write_text("# New\n\nThe okapi arrived.\n")
+    assert (await retrieval.search(folder, "okapi", auto_index=True, mode="keyword")).hits == []  # refreshed < 60 s
+    assert len(await retrieval.jobs()) == 1
+    monkeypatch.setattr(_service, "REFRESH_EVERY_S", 0.0)
+    embedded = embedder.texts
+    await retrieval.search(folder, "okapi", auto_index=True, mode="keyword")  # starts the refresh
+    refresh = (await retrieval.jobs())[0]
+    await _until(retrieval, refresh.id, "done")
+    assert embedder.texts == embedded + 1  # the new file only: the others were known by size and time
+    assert [h.uri for h in (await retrieval.search(folder, "okapi", mode="keyword")).hits] == ["docs/new.md"]
+
+
+async def test_a_touched_but_unchanged_file_is_not_embedded_again(db, folder: Path) -> None:
+    import os
+
+    embedder = HashEmbedder()
+    retrieval = Retrieval(db, MemoryConfig(), embedder=embedder)
+    await _until(retrieval, (await retrieval.add(folder, ["."])).id, "done")
+    before = embedder.texts
+    path = folder / "docs" / "budget.md"
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 5_000_000_000))
+    await _until(retrieval, (await retrieval.add(folder, ["."])).id, "done")
+    assert embedder.texts == before
+    stored = db.read_sync(lambda c: repo.get_source(c, "documents", scope_of(folder), "docs/budget.md"))
+    assert stored is not None and stored.mtime_ns == path.stat().st_mtime_ns
+
+
+async def test_asking_again_while_the_folder_is_being_indexed_gives_the_same_job(db, folder: Path) -> None:
+    retrieval = Retrieval(db, MemoryConfig(), embedder=HashEmbedder(delay=0.05))
+    first = await retrieval.add(folder, ["."])
+    again = await retrieval.add(folder, ["docs"])
+    assert again.id == first.id and len(await retrieval.jobs()) == 1
+    await _until(retrieval, first.id, "done")
+    assert (await retrieval.add(folder, ["docs"])).id != first.id  # once it is done, a new job

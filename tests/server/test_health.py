@@ -74,7 +74,11 @@ async def test_health_names_each_degraded_subsystem_and_why(server: ServerProces
     assert "no database at /srv/db" in mcp["reason"]
     sandbox = subsystems["sandbox"]
     assert sandbox["status"] == "degraded" and "bubblewrap (bwrap) was not found" in sandbox["reason"]
-    assert subsystems["embedder"] == {"name": "embedder", "status": "disabled", "reason": "Not built yet."}
+    assert subsystems["embedder"] == {
+        "name": "embedder",
+        "status": "ready",
+        "reason": "all-MiniLM-L6-v2 on this machine (loads with the first search or indexing job).",
+    }
 
 
 async def test_healthz_has_the_statuses_without_the_reasons(server: ServerProcess, tmp_path: Path) -> None:
@@ -94,7 +98,7 @@ async def test_healthz_has_the_statuses_without_the_reasons(server: ServerProces
         "checkpoints": body["subsystems"]["checkpoints"],  # git on this machine or not
         "tracing": "ready",
         "toolbox": body["subsystems"]["toolbox"],  # not installed, or being installed in the background
-        "embedder": "disabled",
+        "embedder": "ready",
         "scheduler": "disabled",
     }
     text = json.dumps(body)

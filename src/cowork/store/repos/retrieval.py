@@ -25,10 +25,12 @@ __all__ = [
     "get_job",
     "get_source",
     "jobs",
+    "prune_jobs",
     "put_source",
     "sources",
     "stage",
     "staged",
+    "touch_source",
     "unstage",
     "update_job",
     "vectors",
@@ -114,6 +116,10 @@ def put_source(
                 {"id": chunk_id, "text": chunk.text, "heading": f"{title} {chunk.heading}"},
             )
     return source_id
+
+
+def touch_source(conn: Connection, source_id: int, mtime_ns: int) -> None:
+    conn.execute(s.update().where(s.c.id == source_id).values(mtime_ns=mtime_ns))
 
 
 def delete_source(conn: Connection, source_id: int) -> None:
@@ -227,3 +233,9 @@ def unstage(conn: Connection, embedder: str, hashes: Iterable[str]) -> None:
     wanted = list(hashes)
     for start in range(0, len(wanted), 500):
         conn.execute(st.delete().where(st.c.embedder == embedder, st.c.text_hash.in_(wanted[start : start + 500])))
+
+
+def prune_jobs(conn: Connection, keep: int) -> None:
+    """Forget finished jobs (done, cancelled) past the newest `keep`."""
+    newest = sa.select(j.c.id).order_by(j.c.created_at.desc()).limit(keep).scalar_subquery()
+    conn.execute(j.delete().where(j.c.status.in_(("done", "cancelled")), j.c.id.not_in(newest)))
