@@ -183,7 +183,7 @@ async def test_a_never_indexed_folder_starts_indexing_on_the_first_search_when_a
 
 
 class _Unreachable(HashEmbedder):
-    def embed_blocking(self, texts):  # type: ignore[no-untyped-def]
+    def embed_blocking(self, texts):
         from cowork.embeddings import EmbedderError
 
         raise EmbedderError("ollama:nomic-embed-text at http://127.0.0.1:9: connection refused")

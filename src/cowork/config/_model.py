@@ -390,6 +390,32 @@ class MemoryConfig(_Section):
         description="Relevance floor of searches: passages less similar to the query than this (cosine) are left out, "
         "unless they are among the best three keyword matches.",
     )
+    context: Literal["off", "auto"] = Field(
+        default="off",
+        description="`auto`: before each turn, search the folder's index for the user's message and put the best "
+        "passages (and, for a follow-up, the passages earlier answers were given) in the system prompt. `off`: the "
+        "agent searches when it decides to (`searchDocuments`).",
+    )
+    grounded: Literal["never", "no-context"] = Field(
+        default="never",
+        description="`no-context`: answer only from the folder's documents — when the index is empty, or nothing "
+        "relevant is found for a message, say so without asking the model (implies context = auto).",
+    )
+    refusal: str = Field(
+        default="There is no relevant information in this folder's documents to answer that.",
+        max_length=2000,
+        description="What a grounded refusal says.",
+    )
+    context_passages: int = Field(default=6, ge=1, le=50, description="Passages a turn's own search contributes.")
+    backfill_passages: int = Field(
+        default=4,
+        ge=0,
+        le=50,
+        description="When a turn's search finds fewer passages than this, earlier answers' passages fill up to it.",
+    )
+    context_tokens: int = Field(
+        default=3000, ge=100, le=100_000, description="Token budget of the passages put in the prompt."
+    )
     stale_hours: float = Field(
         default=24,
         gt=0,

@@ -37,6 +37,7 @@ WORKSPACE_KEYS: tuple[str, ...] = (
     "agent.compress_at",
     "agent.keep_recent",
     "tools.output_limit_chars",
+    "memory.grounded",
     "tools.bash.*",
     "tools.web.fetch_max_bytes",
     "tools.web.fetch_timeout_seconds",

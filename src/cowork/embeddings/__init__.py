@@ -67,7 +67,8 @@ def normalise(rows: Vectors) -> Vectors:
 class LocalEmbedder:
     """all-MiniLM-L6-v2 in numpy, loaded on first use (about 0.5 s), one batch at a time."""
 
-    batch_size = 32
+    batch_size = 16
+    """Texts per forward pass: small enough that a call's batches spread evenly over the cores."""
 
     def __init__(self) -> None:
         from ._minilm import MODEL_NAME

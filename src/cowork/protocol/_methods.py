@@ -252,6 +252,10 @@ class MessageInfo(WireModel):
     created_at: datetime
     ask_id: str | None = Field(default=None, description="Answers to the same request (try harder) share it.")
     superseded: bool = Field(default=False, description="A retry replaced this answer in the model's history.")
+    excluded_from_context: bool = Field(
+        default=False,
+        description="Never sent to the model again: a grounded refusal (`memory.grounded`) and the question it refused.",
+    )
 
 
 class SessionCreateParams(Params):

@@ -30,6 +30,7 @@ from cowork.policy import PathDenied, PathPolicy
 from cowork.store import Database, IngestJobRow
 from cowork.store.repos import retrieval as repo
 
+from ._assembly import Assembly
 from ._convert import indexable
 
 if TYPE_CHECKING:  # numpy and the embedders load with the first search or job, not at start-up
@@ -47,6 +48,8 @@ PROGRESS_EVERY_S = 0.25
 REFRESH_EVERY_S = 60.0
 """How often a search (`auto_index`) looks for files added, changed or deleted since the folder was indexed."""
 KEEP_JOBS = 100
+BACKFILL_OPERATIONS = 10
+"""How many of the session's recent operations backfill reads citations from (a limited history scan)."""
 
 
 class IngestError(Exception):
@@ -346,6 +349,45 @@ class Retrieval:
                     continue
                 found.add(path)
         return sorted(found)
+
+    # ---- context assembly ----------------------------------------------------------------------------------------
+
+    async def assemble(
+        self, workspace: Path, query: str, *, session_id: str, operation_id: str, kind: Kind = "documents"
+    ) -> Assembly:
+        """The passages for one turn (see `_assembly`), recorded as that operation's citations."""
+        from ._assembly import Passage, fit
+
+        settings = self._settings
+        scope = await asyncio.to_thread(scope_of, workspace)
+        indexed = await self._db.read(lambda c: repo.count_chunks(c, kind, scope)) > 0
+        if not indexed:
+            return Assembly([], indexed=False)
+        answer = await self.search(workspace, query, kind=kind, limit=settings.context_passages)
+        passages = [Passage(h.chunk_id, h.uri, h.title, h.heading, h.text, h.similarity, "search") for h in answer.hits]
+        if len(passages) < settings.backfill_passages:
+            seen = {p.chunk_id for p in passages}
+            cited = await self._db.read(
+                lambda c: repo.recent_citations(c, session_id, operations=BACKFILL_OPERATIONS, exclude=operation_id)
+            )
+            wanted = [chunk_id for chunk_id in cited if chunk_id not in seen]
+            rows = await self._db.read(lambda c: repo.chunks(c, wanted)) if wanted else {}
+            for chunk_id in wanted:
+                row = rows.get(chunk_id)
+                if row is None or row.kind != kind:  # re-indexed since, or another kind
+                    continue
+                passages.append(Passage(chunk_id, row.uri, row.title, row.heading, row.text, None, "backfill"))
+                if len(passages) >= settings.backfill_passages:
+                    break
+        passages = fit(passages, settings.context_tokens)
+        cited_now = [(p.chunk_id, p.score) for p in passages]
+        await self._db.write(lambda c: repo.record_citations(c, session_id, operation_id, cited_now))
+        return Assembly(passages, indexed=True)
+
+    async def cite(self, session_id: str, operation_id: str, hits: list[Hit]) -> None:
+        """Record passages `searchDocuments` gave an operation, for the next turns' backfill."""
+        cited = [(h.chunk_id, h.similarity) for h in hits]
+        await self._db.write(lambda c: repo.record_citations(c, session_id, operation_id, cited))
 
     # ---- searching -----------------------------------------------------------------------------------------------
 

@@ -35,6 +35,7 @@ from cowork.tools import ToolContext, ToolError, run_tool
 from cowork.tools._diffs import DIFF_TOOLS, change_diff, preview_change, snapshot
 from cowork.tools._fsutil import run_blocking
 
+from ._exec_context import ContextSteps
 from ._exec_human import HumanSteps
 from ._exec_model import ModelSteps
 from ._runner import (
@@ -77,7 +78,7 @@ C = ToolCallStatus
 S = OperationStatus
 
 
-class OperationRunner(ModelSteps, HumanSteps):
+class OperationRunner(ContextSteps, ModelSteps, HumanSteps):
     """Advances one operation: decide, execute, persist, repeat."""
 
     # -- the loop ---------------------------------------------------------------------------------------------
@@ -86,13 +87,16 @@ class OperationRunner(ModelSteps, HumanSteps):
         """Advance until the operation waits for a person, ends, or is cancelled (then re-raises)."""
         try:
             self.trace.begin()
+            refusal = None
             if self._prompt_extras is None:
                 workspace, home, skills = self.workspace, self.deps.home, self.state.agent_type is None
-                self._prompt_extras = await run_blocking(
-                    lambda: gather_prompt_extras(workspace, home, with_skills=skills)
-                )
+                extras = await run_blocking(lambda: gather_prompt_extras(workspace, home, with_skills=skills))
+                passages, refusal = await self.document_context()
+                self._prompt_extras = extras + passages
             if self.state.status != S.RUNNING:
                 await self._set_status(S.RUNNING)
+            if refusal is not None:
+                await self.refuse_grounded(refusal)
             while True:
                 for instruction in decide(self.state, self.limits, self._policy, now=time.monotonic()):
                     if not await self._execute(instruction):
@@ -420,7 +424,9 @@ class OperationRunner(ModelSteps, HumanSteps):
 
         async def search_documents(query: str, limit: int) -> SearchAnswer:
             assert retrieval is not None
-            return await retrieval.search(workspace, query, limit=limit, auto_index=True)
+            answer = await retrieval.search(workspace, query, limit=limit, auto_index=True)
+            await retrieval.cite(state.session_id, state.id, answer.hits)  # what later turns' backfill re-offers
+            return answer
 
         return ToolContext(
             workspace=self.workspace,

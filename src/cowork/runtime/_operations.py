@@ -307,7 +307,10 @@ class Operations:
             if state.status.has_stopped:
                 self.finish(handle)
             if state.status == S.DONE and state.parent_id is None:
-                self.threads.keep(state)
+                if state.excluded:
+                    self.threads.drop(state.thread_id)
+                else:
+                    self.threads.keep(state)
 
     def _on_status(self, state: OperationState) -> None:
         if state.parent_id is None:

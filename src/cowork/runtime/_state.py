@@ -173,6 +173,9 @@ class OperationState:
     """The top-level operation (the user's request) a sub-agent works for; its spend counts there."""
     budget_allowed: set[str] = field(default_factory=set)
     """Budget caps the user said this request may go over ("continue once")."""
+    excluded: bool = False
+    """Its messages are kept out of the model's context (a grounded refusal): the next turn reads the history back
+    from the store instead of taking this one's from memory."""
 
     @property
     def root(self) -> str:

@@ -127,6 +127,12 @@ class OperationTrace:
             attributes["cowork.parent_operation.id"] = state.parent_id
         self._root = self._tracing.start_root(f"invoke_agent {agent}", self.trace_id, attributes)
 
+    def note_context(self, passages: int, backfilled: int) -> None:
+        """The document passages context assembly gave this turn (on the operation's span)."""
+        if self._root is not None:
+            self._root.set_attribute("cowork.context.passages", passages)
+            self._root.set_attribute("cowork.context.backfilled", backfilled)
+
     def _tracer(self) -> trace.Tracer | None:
         return self._tracing.tracer() if self._tracing is not None else None
 

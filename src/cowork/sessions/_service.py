@@ -203,6 +203,7 @@ class SessionService:
                 created_at=r.created_at,
                 ask_id=asks.get(r.operation_id),
                 superseded=r.superseded,
+                excluded_from_context=r.excluded,
             )
             for r in rows
         ]

@@ -105,6 +105,8 @@ class MessageRow:
     thread_id: str = ""
     superseded: bool = False
     """Replaced by a "try harder" retry: still shown, no longer sent to the model."""
+    excluded: bool = False
+    """Left out of the model's context: a grounded refusal and the question it refused (shown, never sent)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ __all__ = [
     "operation_inputs",
     "operations",
     "rag_chunks",
+    "rag_citations",
     "rag_sources",
     "rag_staged",
     "session_files",
@@ -140,6 +141,7 @@ messages = sa.Table(
     sa.Column("created_at", UTCDateTime, nullable=False),
     sa.Column("thread_id", sa.String(64), nullable=False),
     sa.Column("superseded", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("excluded", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.UniqueConstraint("thread_id", "position", name="uq_messages_thread_position"),
     sa.Index("ix_messages_session", "session_id"),
 )
@@ -415,3 +417,19 @@ ingest_jobs = sa.Table(
 )
 """Ingestion jobs (`pending → processing → done | paused | failed | cancelled`): `spec` (JSON) names what to index;
 `done` counts the files finished, each committed with its chunks, so a restart resumes after the last one."""
+
+
+rag_citations = sa.Table(
+    "rag_citations",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("session_id", sa.String(64), sa.ForeignKey("sessions.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("operation_id", sa.String(64), nullable=False),
+    sa.Column("chunk_id", sa.Integer, nullable=False),
+    sa.Column("score", sa.Float),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Index("ix_rag_citations_session", "session_id", "id"),
+)
+"""The passages an answer was given (context assembly or `searchDocuments`), by operation: backfill re-offers the
+most recent ones when a follow-up's own search finds too little. No foreign key to `rag_chunks`: a re-indexed file
+gets new chunk ids, and a citation of a chunk that is gone is simply skipped."""

@@ -9,7 +9,7 @@ from .._rows import MessageRow
 from .._schema import messages as t
 from ._util import from_row, to_values
 
-__all__ = ["for_session", "for_thread", "insert", "next_position", "supersede"]
+__all__ = ["exclude", "for_session", "for_thread", "insert", "next_position", "supersede"]
 
 _INSERT = t.insert()
 
@@ -29,10 +29,16 @@ def next_position(conn: Connection, thread_id: str) -> int:
 
 
 def for_thread(conn: Connection, thread_id: str, *, after_position: int = -1) -> list[MessageRow]:
-    """The model-facing history: superseded messages (a retried answer) left out."""
+    """The model-facing history: superseded messages (a retried answer) and excluded ones (a grounded refusal and
+    its question) left out."""
     stmt = (
         sa.select(t)
-        .where(t.c.thread_id == thread_id, t.c.position > after_position, t.c.superseded == sa.false())
+        .where(
+            t.c.thread_id == thread_id,
+            t.c.position > after_position,
+            t.c.superseded == sa.false(),
+            t.c.excluded == sa.false(),
+        )
         .order_by(t.c.position)
     )
     return [from_row(MessageRow, r) for r in conn.execute(stmt)]
@@ -55,3 +61,10 @@ def for_session(conn: Connection, session_id: str, *, only_with_text: bool = Fal
     if only_with_text:
         stmt = stmt.where(t.c.text != "")
     return [from_row(MessageRow, r) for r in conn.execute(stmt)]
+
+
+def exclude(conn: Connection, operation_id: str, *, thread_id: str) -> int:
+    """Keep an operation's messages in one thread out of the model's context (a grounded refusal and its question);
+    they stay for display."""
+    stmt = t.update().where(t.c.operation_id == operation_id, t.c.thread_id == thread_id).values(excluded=True)
+    return int(conn.execute(stmt).rowcount)

@@ -12,6 +12,7 @@ from sqlalchemy.engine import Connection
 from .._rows import IngestJobRow, RagChunkRow, RagSourceRow
 from .._schema import ingest_jobs as j
 from .._schema import rag_chunks as c
+from .._schema import rag_citations as ci
 from .._schema import rag_sources as s
 from .._schema import rag_staged as st
 
@@ -27,6 +28,8 @@ __all__ = [
     "jobs",
     "prune_jobs",
     "put_source",
+    "recent_citations",
+    "record_citations",
     "sources",
     "stage",
     "staged",
@@ -239,3 +242,42 @@ def prune_jobs(conn: Connection, keep: int) -> None:
     """Forget finished jobs (done, cancelled) past the newest `keep`."""
     newest = sa.select(j.c.id).order_by(j.c.created_at.desc()).limit(keep).scalar_subquery()
     conn.execute(j.delete().where(j.c.status.in_(("done", "cancelled")), j.c.id.not_in(newest)))
+
+
+def record_citations(
+    conn: Connection, session_id: str, operation_id: str, cited: Sequence[tuple[int, float | None]]
+) -> None:
+    """Remember the passages (chunk id, score) an operation's answer was given."""
+    if cited:
+        now = datetime.now(UTC)
+        conn.execute(
+            ci.insert(),
+            [
+                {"session_id": session_id, "operation_id": operation_id, "chunk_id": chunk_id, "score": score,
+                 "created_at": now}
+                for chunk_id, score in cited
+            ],
+        )  # fmt: skip
+
+
+def recent_citations(conn: Connection, session_id: str, *, operations: int, exclude: str | None = None) -> list[int]:
+    """Chunk ids the session's last `operations` operations were given, newest operation first (best first within
+    one), each once; `exclude` leaves one operation out (the one asking)."""
+    stmt = sa.select(ci.c.operation_id, ci.c.chunk_id).where(ci.c.session_id == session_id).order_by(ci.c.id.desc())
+    if exclude is not None:
+        stmt = stmt.where(ci.c.operation_id != exclude)
+    seen_operations: list[str] = []
+    by_operation: dict[str, list[int]] = {}
+    for row in conn.execute(stmt.limit(operations * 50)):
+        if row.operation_id not in by_operation:
+            if len(seen_operations) == operations:
+                break
+            seen_operations.append(row.operation_id)
+            by_operation[row.operation_id] = []
+        by_operation[row.operation_id].append(int(row.chunk_id))
+    ordered: list[int] = []
+    for operation in seen_operations:
+        for chunk_id in reversed(by_operation[operation]):  # inserted best first; read back newest first
+            if chunk_id not in ordered:
+                ordered.append(chunk_id)
+    return ordered

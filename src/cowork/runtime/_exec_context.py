@@ -1,0 +1,89 @@
+"""Document context for a turn (`memory.context = "auto"`) and grounded refusals (`memory.grounded = "no-context"`).
+
+Before a chat turn's first model request, the folder's index is searched for the user's message (with backfill from
+earlier answers' passages; see `cowork.retrieval._assembly`) and the passages go into that turn's system prompt. In
+grounded mode, a turn whose folder has nothing indexed, or for which nothing relevant is found, is answered with the
+configured refusal instead — no model request is made — and the question and the refusal are kept out of the
+model's context for later turns (`messages.excluded`), though people still see them.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+
+from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
+
+from cowork.protocol import AssistantMessage
+from cowork.store import Connection, repos
+
+from ._runner_base import RunnerBase
+
+__all__ = ["ContextSteps"]
+
+log = logging.getLogger(__name__)
+
+
+def latest_user_text(messages: list[object]) -> str:
+    """The text of the last user prompt in the history ("" when there is none)."""
+    for message in reversed(messages):
+        if not isinstance(message, ModelRequest):
+            continue
+        for part in reversed(message.parts):
+            if isinstance(part, UserPromptPart):
+                content = part.content
+                if isinstance(content, str):
+                    return content
+                return " ".join(item for item in content if isinstance(item, str))
+    return ""
+
+
+class ContextSteps(RunnerBase):
+    """`document_context` (run once per run of an operation) and the grounded refusal."""
+
+    async def document_context(self) -> tuple[str, str | None]:
+        """The system prompt's passages section, and the refusal to answer with instead (grounded mode, first run
+        of the turn, nothing found); both empty for operations this does not apply to."""
+        retrieval = self.deps.retrieval
+        memory = self.deps.config.memory
+        state = self.state
+        grounded = memory.grounded == "no-context"
+        if retrieval is None or state.agent_type is not None or state.origin != "chat":
+            return "", None
+        if memory.context != "auto" and not grounded:
+            return "", None
+        query = latest_user_text(list(state.messages))
+        if not query.strip():
+            return "", None
+        from cowork.retrieval._assembly import render
+
+        try:
+            assembly = await retrieval.assemble(
+                self.workspace, query, session_id=state.session_id, operation_id=state.id
+            )
+        except Exception:
+            # The turn goes on without passages (the embedder's failure shows in `health`); a grounded turn refuses.
+            log.warning("context assembly failed for operation %s", state.id, exc_info=True)
+            return "", memory.refusal if grounded and state.step == 0 else None
+        self.trace.note_context(len(assembly.passages), assembly.backfilled)
+        refusal = memory.refusal if grounded and state.step == 0 and not assembly.passages else None
+        return render(assembly.passages), refusal
+
+    async def refuse_grounded(self, text: str) -> None:
+        """Answer with `text` without a model request; the question and the answer leave the model's context."""
+        state = self.state
+        state.step += 1
+        state.excluded = True
+        response = ModelResponse(
+            parts=[TextPart(text)], model_name="cowork-grounded-refusal", timestamp=datetime.now(UTC)
+        )
+        message_id, store_message = self._message_mutation(response)
+        operation_id, thread_id = state.id, state.thread_id
+
+        def mutate(conn: Connection) -> None:
+            store_message(conn)
+            repos.messages.exclude(conn, operation_id, thread_id=thread_id)
+
+        await self._emit(
+            AssistantMessage(operation_id=state.id, step=state.step, message_id=message_id, text=text), mutate
+        )
