@@ -119,7 +119,10 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "index":
         from cowork.clients.cli.index_cmds import main_index
 
-        code = main_index(args.workspace, args.paths, status=args.status, as_json=args.json)
+        action = next(
+            ((verb, getattr(args, verb)) for verb in ("pause", "resume", "cancel") if getattr(args, verb)), None
+        )
+        code = main_index(args.workspace, args.paths, status=args.status, as_json=args.json, action=action)
     elif args.command == "search":
         from cowork.clients.cli.index_cmds import main_search
 

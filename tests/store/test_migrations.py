@@ -140,3 +140,15 @@ def test_a_database_from_the_oldest_revision_upgrades_with_its_data(tmp_path: Pa
         diff = compare_metadata(MigrationContext.configure(conn, opts=NOT_FTS), metadata)
     engine.dispose()
     assert diff == [], f"an upgraded database differs from the schema: {diff}"
+
+
+def test_the_search_triggers_survive_every_later_migration(tmp_path: Path) -> None:
+    """A migration that rebuilds `messages` or `tool_calls` on SQLite (a batch alter) drops their triggers, and
+    `session/search` silently stops finding new messages (0014 did, before it used a plain ADD COLUMN)."""
+    db = Database.sqlite(tmp_path / "cowork.db")
+    db.migrate()
+    triggers = db.read_sync(
+        lambda c: {r[0] for r in c.exec_driver_sql("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    )
+    db.close()
+    assert {"search_index_message", "search_index_tool_insert", "search_index_tool_result"} <= triggers

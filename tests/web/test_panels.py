@@ -80,7 +80,7 @@ async def test_mcp_view(context: BrowserContext, server: ServerProcess, artifact
 async def test_every_view_fits_narrow_and_wide(
     browser: Browser, server: ServerProcess, mock_llm: MockLLMServer, artifacts: Path, width: int, height: int
 ) -> None:
-    """Chat, Models, MCP and Usage, each screenshotted at a phone's width and a wide window's: nothing scrolls
+    """Chat, Documents, Models, MCP and Usage, each screenshotted at a phone's width and a wide window's: nothing scrolls
     sideways and the view's tab stays reachable."""
     mock_llm.set_script([MockResponse(text="hello")])
     context = await browser.new_context(viewport={"width": width, "height": height})
@@ -89,7 +89,13 @@ async def test_every_view_fits_narrow_and_wide(
         await page.get_by_test_id("composer").fill("hi")
         await page.get_by_test_id("send").click()
         await expect(page.get_by_test_id("assistant-message")).to_have_text("hello")
-        shown = {"chat": "assistant-message", "models": "current-model", "mcp": "mcp-view", "usage": "usage-today"}
+        shown = {
+            "chat": "assistant-message",
+            "documents": "ingest-start",
+            "models": "current-model",
+            "mcp": "mcp-view",
+            "usage": "usage-today",
+        }
         for view, content in shown.items():
             tab = page.get_by_test_id(f"tab-{view}")
             await tab.click()

@@ -119,7 +119,11 @@ def add_index_parsers(sub: Any) -> None:
     )
     index.add_argument("paths", nargs="*", help="files or folders inside the folder (default: all of it)")
     index.add_argument("--workspace", "-w", type=Path, default=None, help="the folder (default: current)")
-    index.add_argument("--status", action="store_true", help="list the recent indexing jobs instead")
+    control = index.add_mutually_exclusive_group()
+    control.add_argument("--status", action="store_true", help="list the recent indexing jobs instead")
+    control.add_argument("--pause", metavar="JOB", help="pause a running job (its id, or the first characters)")
+    control.add_argument("--resume", metavar="JOB", help="resume a paused or failed job, and follow it")
+    control.add_argument("--cancel", metavar="JOB", help="cancel a job (what it indexed stays searchable)")
     index.add_argument("--json", action="store_true", help="print the job (or jobs) as JSON")
     search = sub.add_parser(
         "search",

@@ -36,9 +36,40 @@ def _line(job: IngestJobInfo) -> str:
     return f"{job.job_id[:8]}  {job.status:<10} {counts}{failed}  [{where}] in {job.folder}{error}"
 
 
-async def _index(workspace: Path, paths: list[str], *, status: bool, as_json: bool) -> int:
+async def _job_id(client: RpcClient, prefix: str) -> str | None:
+    """The job whose id starts with `prefix` (as `--status` shows the first 8 characters), if exactly one does."""
+    jobs = (await client.call("ingest/status", {"limit": 200}))["jobs"]
+    matches = [j["jobId"] for j in jobs if j["jobId"].startswith(prefix)]
+    return matches[0] if len(matches) == 1 else None
+
+
+async def _control(client: RpcClient, verb: str, prefix: str, as_json: bool) -> int:
+    job_id = await _job_id(client, prefix)
+    if job_id is None:
+        print(f"cowork index: no single job starts with {prefix!r} (see `cowork index --status`)", file=sys.stderr)
+        return 2
+    try:
+        job = IngestJobInfo.model_validate(await client.call(f"ingest/{verb}", {"jobId": job_id}))
+    except RpcError as error:
+        print(f"cowork index: {error}", file=sys.stderr)
+        return 2
+    if verb == "resume":
+        updates: asyncio.Queue[IngestJobInfo] = asyncio.Queue()
+        client.on_notification = lambda method, params: (
+            updates.put_nowait(IngestJobInfo.model_validate(params)) if method == "ingest/progress" else None
+        )
+        job = await _follow(client, job, updates, as_json)
+    print(json.dumps(job.model_dump(mode="json", by_alias=True)) if as_json else _line(job))
+    return 0 if job.status in ("done", "paused", "cancelled") else 1
+
+
+async def _index(
+    workspace: Path, paths: list[str], *, status: bool, as_json: bool, action: tuple[str, str] | None
+) -> int:
     client = await _connect(workspace)
     try:
+        if action is not None:
+            return await _control(client, action[0], action[1], as_json)
         if status:
             jobs = [IngestJobInfo.model_validate(j) for j in (await client.call("ingest/status", {}))["jobs"]]
             if as_json:
@@ -100,13 +131,20 @@ async def _follow(
     return job
 
 
-def main_index(workspace: Path | None, paths: list[str], *, status: bool, as_json: bool) -> int:
+def main_index(
+    workspace: Path | None,
+    paths: list[str],
+    *,
+    status: bool,
+    as_json: bool,
+    action: tuple[str, str] | None = None,
+) -> int:
     folder = (workspace or Path.cwd()).resolve()
     if not folder.is_dir():
         print(f"cowork index: {folder} is not a folder", file=sys.stderr)
         return 2
     try:
-        return asyncio.run(_index(folder, paths, status=status, as_json=as_json))
+        return asyncio.run(_index(folder, paths, status=status, as_json=as_json, action=action))
     except KeyboardInterrupt:
         print("\nStopped watching; the server goes on indexing (`cowork index --status`).", file=sys.stderr)
         return 130

@@ -29,11 +29,20 @@ def upgrade() -> None:
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Index("ix_rag_citations_session", "session_id", "id"),
     )
-    with op.batch_alter_table("messages") as batch:
-        batch.add_column(sa.Column("excluded", sa.Boolean, nullable=False, server_default=sa.false()))
+    # A plain ADD COLUMN, not a batch rebuild: rebuilding `messages` on SQLite would drop the triggers that keep
+    # `search_index` (migration 0009) current.
+    op.add_column("messages", sa.Column("excluded", sa.Boolean, nullable=False, server_default=sa.false()))
 
 
 def downgrade() -> None:
+    if op.get_bind().dialect.name == "sqlite":
+        op.execute("DROP TRIGGER IF EXISTS search_index_message")
     with op.batch_alter_table("messages") as batch:
         batch.drop_column("excluded")
+    if op.get_bind().dialect.name == "sqlite":  # the rebuilt table needs its trigger back (see 0009)
+        op.execute(
+            "CREATE TRIGGER search_index_message AFTER INSERT ON messages WHEN new.text != '' BEGIN "
+            "INSERT INTO search_index (text, session_id, kind, ref) VALUES (new.text, new.session_id, "
+            "CASE new.kind WHEN 'request' THEN 'user' ELSE 'assistant' END, new.id); END"
+        )
     op.drop_table("rag_citations")

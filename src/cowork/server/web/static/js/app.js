@@ -3,6 +3,7 @@
 import { commandMenu, isCommand, runCommand } from "./commands.js";
 import { SessionView } from "./chat.js";
 import { append, clear, h, money, shortTime, toast } from "./dom.js";
+import { DocumentsView } from "./library.js";
 import { McpView, ModelsView, UsageView } from "./panels.js";
 import { undo } from "./restore.js";
 import { Connection } from "./rpc.js";
@@ -20,6 +21,7 @@ class App {
     this.models = new ModelsView(this);
     this.mcp = new McpView(this);
     this.usage = new UsageView(this);
+    this.documents = new DocumentsView(this);
     this.rpc.addEventListener("state", (e) => this.onState(e.detail));
     this.rpc.addEventListener("notification", (e) => this.onNotification(e.detail));
   }
@@ -46,7 +48,7 @@ class App {
     this.statusEl = h("span", { class: "conn", "data-testid": "connection", dataset: { state: "connecting" } }, "connecting…");
     this.tabs = {};
     const nav = h("nav", { class: "tabs", "aria-label": "Views" });
-    for (const [id, label] of [["chat", "Chat"], ["models", "Models"], ["mcp", "MCP"], ["usage", "Usage"]]) {
+    for (const [id, label] of [["chat", "Chat"], ["documents", "Documents"], ["models", "Models"], ["mcp", "MCP"], ["usage", "Usage"]]) {
       const tab = h("button", { class: "tab", "data-testid": `tab-${id}`, onclick: () => this.show(id) }, label);
       this.tabs[id] = tab;
       nav.append(tab);
@@ -94,7 +96,7 @@ class App {
     this.panelView.hidden = view === "chat";
     if (view === "chat") return;
     clear(this.panelView);
-    const panel = { models: this.models, mcp: this.mcp, usage: this.usage }[view];
+    const panel = { documents: this.documents, models: this.models, mcp: this.mcp, usage: this.usage }[view];
     this.panelView.append(panel.el);
     if (this.rpc.state === "open") panel.load();
     else this.panelStale = true; // loaded once connected
@@ -161,6 +163,8 @@ class App {
       this.refreshHealth(); // a server failing or recovering changes the MCP subsystem's health
     } else if (method === "mcp/install") {
       this.mcp.onInstall(params);
+    } else if (method === "ingest/progress") {
+      this.documents.onProgress(params);
     }
   }
 

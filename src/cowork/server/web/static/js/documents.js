@@ -7,7 +7,7 @@ import { choose } from "./dialog.js";
 import { h, toast } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 
-const DOCUMENT = /\.(pdf|docx|xlsx|xlsm|pptx|csv)$/i;
+export const DOCUMENT = /\.(pdf|docx|xlsx|xlsm|pptx|csv)$/i;
 const PNG_URL = /^data:image\/png;base64,[A-Za-z0-9+/]+=*$/;
 
 function baseName(path) {
@@ -81,7 +81,7 @@ function previewBody(preview) {
   return h("div", { class: "doc-preview", "data-testid": "doc-preview" }, parts);
 }
 
-async function openPreview(app, sessionId, path) {
+export async function openPreview(app, sessionId, path) {
   let preview;
   try {
     preview = await app.rpc.call("document/preview", { sessionId, path });

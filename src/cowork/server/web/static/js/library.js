@@ -1,0 +1,146 @@
+// The Documents view: the folder's document index — index it (a job with a progress bar that follows
+// `ingest/progress`), pause, resume or cancel, the recent jobs, and a search over it whose passages open in the
+// document preview. Passages are the folder's file text: untrusted, so built with h() (text nodes) only.
+
+import { DOCUMENT, openPreview } from "./documents.js";
+import { clear, h, shortTime, toast } from "./dom.js";
+
+const ACTIVE = new Set(["pending", "processing"]);
+
+export class DocumentsView {
+  constructor(app) {
+    this.app = app;
+    this.jobs = [];
+    this.el = h("div", { class: "panel library", "data-testid": "documents-view" });
+    this.query = h("input", { type: "search", placeholder: "Search this folder's documents", "aria-label": "Search documents", "data-testid": "doc-search" });
+    this.query.addEventListener("keydown", (e) => { if (e.key === "Enter") this.search(); });
+    this.results = h("div", { class: "doc-results", "data-testid": "doc-results" });
+    this.progress = h("div", { class: "ingest-progress", "data-testid": "ingest-progress", hidden: true });
+    this.jobList = h("div", { "data-testid": "ingest-jobs" });
+  }
+
+  // Where searches and jobs go: the open session's folder, or the server's.
+  target() {
+    const session = this.app.current && this.app.current.session;
+    return session ? { sessionId: session.id } : {};
+  }
+
+  folder() {
+    const session = this.app.current && this.app.current.session;
+    return (session && session.workspace) || (this.app.init && this.app.init.config.workspace) || "";
+  }
+
+  async load() {
+    clear(this.el);
+    const index = h("button", { class: "primary", "data-testid": "ingest-start", onclick: () => this.index() }, "Index this folder");
+    const go = h("button", { "data-testid": "doc-search-go", onclick: () => this.search() }, "Search");
+    this.el.append(
+      h("h2", {}, "Documents"),
+      h("p", { class: "muted" }, "The folder's PDFs, Office files, HTML, markdown and code, searched by meaning and keywords. ",
+        h("code", {}, this.folder())),
+      h("div", { class: "row" }, index),
+      this.progress,
+      h("div", { class: "row search-row" }, this.query, go),
+      this.results,
+      h("h2", {}, "Indexing jobs"),
+      this.jobList,
+    );
+    await this.refreshJobs();
+  }
+
+  async refreshJobs() {
+    try {
+      this.jobs = (await this.app.rpc.call("ingest/status", { limit: 10 })).jobs;
+    } catch (err) {
+      clear(this.jobList).append(h("p", { class: "error" }, `Could not load jobs: ${err.message}`));
+      return;
+    }
+    this.renderJobs();
+  }
+
+  renderJobs() {
+    clear(this.jobList);
+    const active = this.jobs.find((j) => ACTIVE.has(j.status) || j.status === "paused");
+    this.renderProgress(active);
+    if (!this.jobs.length) {
+      this.jobList.append(h("p", { class: "muted" }, "Nothing indexed yet."));
+      return;
+    }
+    const rows = this.jobs.map((j) => h("tr", { "data-testid": "ingest-job", dataset: { status: j.status } },
+      h("td", { "data-label": "Status" }, j.status),
+      h("td", { "data-label": "Files" }, `${j.done}/${j.total}${j.failed ? ` (${j.failed} unreadable)` : ""}`),
+      h("td", { "data-label": "Chunks" }, String(j.chunks)),
+      h("td", { "data-label": "What" }, j.paths.map((p) => (p === "." ? "the whole folder" : p)).join(", ")),
+      h("td", { "data-label": "Updated", class: "muted" }, shortTime(j.updatedAt)),
+      h("td", { "data-label": "Error", class: "error" }, j.error || "")));
+    this.jobList.append(h("table", { class: "grid" },
+      h("thead", {}, h("tr", {}, ["Status", "Files", "Chunks", "What", "Updated", ""].map((t) => h("th", {}, t)))),
+      h("tbody", {}, rows)));
+  }
+
+  renderProgress(job) {
+    clear(this.progress);
+    this.progress.hidden = !job;
+    if (!job) return;
+    const bar = h("progress", { max: job.total || 1, value: job.done, "data-testid": "ingest-bar" });
+    const label = h("span", { "data-testid": "ingest-label" },
+      `${job.status} · ${job.done}/${job.total || "?"} files · ${job.chunks} chunks`);
+    const control = (verb, text) => h("button", { "data-testid": `ingest-${verb}`, onclick: () => this.control(verb, job.jobId) }, text);
+    const buttons = job.status === "paused" ? [control("resume", "Resume"), control("cancel", "Cancel")] : [control("pause", "Pause"), control("cancel", "Cancel")];
+    this.progress.append(bar, label, ...buttons);
+  }
+
+  onProgress(job) {
+    const at = this.jobs.findIndex((j) => j.jobId === job.jobId);
+    if (at >= 0) this.jobs[at] = job;
+    else this.jobs.unshift(job);
+    if (this.el.isConnected) this.renderJobs();
+  }
+
+  async index() {
+    try {
+      this.onProgress(await this.app.rpc.call("ingest/add", { paths: ["."], ...this.target() }));
+    } catch (err) {
+      toast(`Could not start indexing: ${err.message}`, "error");
+    }
+  }
+
+  async control(verb, jobId) {
+    try {
+      this.onProgress(await this.app.rpc.call(`ingest/${verb}`, { jobId }));
+    } catch (err) {
+      toast(`Could not ${verb} the job: ${err.message}`, "error");
+    }
+  }
+
+  async search() {
+    const query = this.query.value.trim();
+    if (!query) return;
+    let answer;
+    try {
+      answer = await this.app.rpc.call("memory/search", { query, limit: 10, ...this.target() });
+    } catch (err) {
+      toast(`Search failed: ${err.message}`, "error");
+      return;
+    }
+    clear(this.results);
+    if (!answer.hits.length) {
+      this.results.append(h("p", { class: "muted", "data-testid": "doc-no-results" },
+        answer.sources ? `No passage matches (${answer.sources} files indexed).` : "Nothing is indexed in this folder yet: index it first."));
+      return;
+    }
+    const session = this.app.current && this.app.current.session;
+    for (const hit of answer.hits) {
+      const where = hit.heading ? ` — ${hit.heading}` : "";
+      const head = h("div", { class: "hit-head" }, h("strong", { "data-testid": "doc-hit-path" }, hit.path), h("span", { class: "muted" }, where),
+        hit.similarity != null ? h("span", { class: "muted" }, ` · similarity ${hit.similarity.toFixed(2)}`) : null);
+      if (session && DOCUMENT.test(hit.path)) {
+        head.append(" ", h("button", { class: "doc-action", "data-testid": "doc-hit-open", onclick: () => openPreview(this.app, session.id, hit.path) }, "Open"));
+      }
+      this.results.append(h("div", { class: "hit", "data-testid": "doc-hit" }, head, h("p", { class: "hit-text" }, hit.text)));
+    }
+    if (answer.indexing) {
+      this.results.append(h("p", { class: "muted" }, `Indexing still runs (${answer.indexing.done}/${answer.indexing.total} files): results are partial.`));
+    }
+  }
+}

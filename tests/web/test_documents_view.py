@@ -1,0 +1,54 @@
+"""The Documents view: index the folder with a progress bar, see the job, search by meaning, open a PDF passage in
+the preview, and file text shown as text (never markup)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.async_api import BrowserContext, expect
+
+from cowork.testing.mockllm import MockLLMServer, MockResponse
+from cowork.testing.server import ServerProcess
+from tests.documents.files import pdf_bytes
+
+from .conftest import open_ui
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+
+async def test_index_search_and_open_a_passage(
+    context: BrowserContext, server: ServerProcess, workspace: Path, mock_llm: MockLLMServer, artifacts: Path
+) -> None:
+    (workspace / "docs" / "leave.md").write_text(
+        "# Holiday policy\n\nStaff get twenty-five days of paid vacation. <img src=x onerror=alert(1)>\n"
+    )
+    (workspace / "report.pdf").write_bytes(pdf_bytes([["Quarterly revenue grew by twelve percent in Europe."]]))
+    mock_llm.set_script([MockResponse(text="hello")])
+    page = await open_ui(context, server)
+    await page.get_by_test_id("composer").fill("hi")  # a session, so passages of documents can open in the preview
+    await page.get_by_test_id("send").click()
+    await expect(page.get_by_test_id("assistant-message")).to_have_text("hello")
+
+    await page.get_by_test_id("tab-documents").click()
+    await expect(page.get_by_test_id("ingest-jobs")).to_contain_text("Nothing indexed yet.")
+    await page.get_by_test_id("ingest-start").click()
+    job = page.get_by_test_id("ingest-job").first
+    await expect(job).to_have_attribute("data-status", "done", timeout=60_000)
+    await expect(job).to_contain_text("5/5")  # the fixture's three files, the policy and the report
+
+    await page.get_by_test_id("doc-search").fill("how much time off do employees have?")
+    await page.get_by_test_id("doc-search-go").click()
+    first = page.get_by_test_id("doc-hit").first
+    await expect(first.get_by_test_id("doc-hit-path")).to_have_text("docs/leave.md")
+    await expect(first).to_contain_text("<img src=x onerror=alert(1)>")  # shown as the text it is
+    assert await page.locator(".doc-results img").count() == 0
+    await page.screenshot(path=str(artifacts / "documents-search.png"), full_page=True)
+
+    await page.get_by_test_id("doc-search").fill("sales growth in european markets")
+    await page.get_by_test_id("doc-search-go").click()
+    pdf = page.get_by_test_id("doc-hit").filter(has_text="report.pdf").first
+    await pdf.get_by_test_id("doc-hit-open").click()
+    await expect(page.get_by_test_id("doc-dialog")).to_be_visible()
+    await expect(page.get_by_test_id("doc-dialog")).to_contain_text("report.pdf")
+    assert page.errors == []  # type: ignore[attr-defined]
