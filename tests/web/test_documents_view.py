@@ -52,3 +52,37 @@ async def test_index_search_and_open_a_passage(
     await expect(page.get_by_test_id("doc-dialog")).to_be_visible()
     await expect(page.get_by_test_id("doc-dialog")).to_contain_text("report.pdf")
     assert page.errors == []  # type: ignore[attr-defined]
+
+
+async def test_the_memory_view_reads_corrects_and_forgets(
+    context: BrowserContext, server: ServerProcess, workspace: Path, artifacts: Path
+) -> None:
+    (workspace / "AGENT.md").write_text("Sarah is the CFO.\n<script>alert(1)</script>\n")
+    page = await open_ui(context, server)
+    page.on("dialog", lambda dialog: dialog.accept())
+    await page.get_by_test_id("tab-memory").click()
+    row = page.get_by_test_id("memory-row").filter(has_text="AGENT.md")
+    await expect(row).to_contain_text("every conversation")
+    await row.get_by_test_id("memory-open").click()
+    text = page.get_by_test_id("memory-text")
+    await expect(text).to_have_value("Sarah is the CFO.\n<script>alert(1)</script>\n")
+    await text.fill("Sarah is the CEO.\n")
+    await page.get_by_test_id("memory-save").click()
+    lines = page.get_by_test_id("memory-row").filter(has_text="AGENT.md").locator("td[data-label=Lines]")
+    await expect(lines).to_have_text("1")
+    assert (workspace / "AGENT.md").read_text() == "Sarah is the CEO.\n"
+
+    await page.get_by_test_id("memory-new-key").fill("people/tom")
+    await page.get_by_test_id("memory-new").click()
+    await page.get_by_test_id("memory-text").fill("Tom works on design.\n")
+    await page.get_by_test_id("memory-save").click()
+    tom = page.get_by_test_id("memory-row").filter(has_text="people/tom")
+    await expect(tom).to_be_visible()
+    assert (workspace / ".cowork" / "memory" / "people" / "tom.md").read_text() == "Tom works on design.\n"
+    await page.screenshot(path=str(artifacts / "memory.png"), full_page=True)
+
+    await tom.get_by_test_id("memory-open").click()
+    await page.get_by_test_id("memory-forget").click()
+    await expect(page.get_by_test_id("memory-row").filter(has_text="people/tom")).to_have_count(0)
+    assert not (workspace / ".cowork" / "memory" / "people" / "tom.md").exists()
+    assert page.errors == []  # type: ignore[attr-defined]

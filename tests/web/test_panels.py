@@ -80,7 +80,7 @@ async def test_mcp_view(context: BrowserContext, server: ServerProcess, artifact
 async def test_every_view_fits_narrow_and_wide(
     browser: Browser, server: ServerProcess, mock_llm: MockLLMServer, artifacts: Path, width: int, height: int
 ) -> None:
-    """Chat, Documents, Models, MCP and Usage, each screenshotted at a phone's width and a wide window's: nothing scrolls
+    """Chat, Documents, Memory, Models, MCP and Usage, each screenshotted at a phone's width and a wide window's: nothing scrolls
     sideways and the view's tab stays reachable."""
     mock_llm.set_script([MockResponse(text="hello")])
     context = await browser.new_context(viewport={"width": width, "height": height})
@@ -92,6 +92,7 @@ async def test_every_view_fits_narrow_and_wide(
         shown = {
             "chat": "assistant-message",
             "documents": "ingest-start",
+            "memory": "memory-view",
             "models": "current-model",
             "mcp": "mcp-view",
             "usage": "usage-today",

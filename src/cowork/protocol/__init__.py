@@ -59,6 +59,8 @@ from ._mcp import *  # noqa: F403
 from ._mcp import __all__ as _mcp_all
 from ._mcp_install import *  # noqa: F403
 from ._mcp_install import __all__ as _mcp_install_all
+from ._memories import *  # noqa: F403
+from ._memories import __all__ as _memories_all
 from ._methods import *  # noqa: F403
 from ._methods import __all__ as _methods_all
 from ._providers import *  # noqa: F403
@@ -134,6 +136,7 @@ __all__ = [
     *_health_all,
     *_traces_all,
     *_retrieval_all,
+    *_memories_all,
     *_documents_all,
     *_mcp_all,
     *_mcp_install_all,

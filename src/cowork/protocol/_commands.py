@@ -75,6 +75,12 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
         "MCP servers",
         _REPL,
     ),
+    _cmd(
+        "memory",
+        "/memory [show|edit|forget KEY]",
+        "what the agent remembers: list, read, correct in $EDITOR, forget (user:KEY for your own, across folders)",
+        _REPL,
+    ),
     _cmd("connect", "/connect PROVIDER [KEY or URL] [--no-verify]", "save a provider's key or a server URL", _REPL),
     _cmd("disconnect", "/disconnect PROVIDER", "forget a saved key and URL", _REPL),
     _cmd("provider", "/provider [ID]", "which providers are connected, and what to do about the others", _REPL),

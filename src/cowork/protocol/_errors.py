@@ -72,6 +72,7 @@ class ErrorCode(StrEnum):
     DOCUMENT_UNREADABLE = "document_unreadable"
     JOB_NOT_FOUND = "job_not_found"
     EMBEDDER_ERROR = "embedder_error"
+    MEMORY_NOT_FOUND = "memory_not_found"
 
 
 class ErrorSource(StrEnum):

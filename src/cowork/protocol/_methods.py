@@ -39,6 +39,15 @@ from ._mcp_install import (
     McpInstallRef,
     McpInstallStartParams,
 )
+from ._memories import (
+    MemoryContent,
+    MemoryDeleteResult,
+    MemoryFileInfo,
+    MemoryListParams,
+    MemoryListResult,
+    MemoryRef,
+    MemoryUpdateParams,
+)
 from ._providers import (
     ModelListParams,
     ModelListResult,
@@ -1166,6 +1175,30 @@ METHODS.update(
                 "workspace_not_found",
                 "embedder_error",
             ),
+        )
+    }
+)  # fmt: skip
+# The written memories, for people to see, correct and forget (see docs/memory.md).
+METHODS.update(
+    {
+        spec.name: spec
+        for spec in (
+            _spec(
+                "memory/list",
+                MemoryListParams,
+                MemoryListResult,
+                "The folder's and the user's written memories: the hot cache (`AGENT.md`, in every conversation) and "
+                "the deep store's notes the `memory` tool keeps.",
+                "session_not_found",
+                "workspace_not_found",
+            ),
+            _spec("memory/get", MemoryRef, MemoryContent, "One memory's text.", "memory_not_found", "invalid_params",
+                  "session_not_found", "workspace_not_found"),
+            _spec("memory/update", MemoryUpdateParams, MemoryFileInfo,
+                  "Replace (or create) one memory's text: what the agent will remember from now on.",
+                  "invalid_params", "session_not_found", "workspace_not_found"),
+            _spec("memory/delete", MemoryRef, MemoryDeleteResult, "Forget one memory (its file is deleted).",
+                  "memory_not_found", "invalid_params", "session_not_found", "workspace_not_found"),
         )
     }
 )  # fmt: skip

@@ -13,7 +13,7 @@ from cowork.tools._base import Tool, ToolContext, ToolError
 from cowork.tools._fsutil import human_size, run_blocking
 from cowork.tools._write import count_lines, write_atomically
 
-__all__ = ["MemoryParams", "MemoryTool"]
+__all__ = ["MemoryFile", "MemoryFiles", "MemoryNotFound", "MemoryParams", "MemoryTool"]
 
 HOT_CACHE = "AGENT.md"
 HOT_CACHE_MAX_LINES = 100
@@ -262,3 +262,86 @@ def _search(ctx: ToolContext, stores: list[_Store], query: str, *, tagged: bool)
     if total > len(hits):
         hits.append(f"({total - len(hits)} more matches not shown; search for something more specific.)")
     return "\n".join(hits)
+
+
+# ---- the same files for people: `memory/list|get|update|delete` --------------------------------------------------
+
+
+class MemoryNotFound(ToolError):
+    """No memory file by that key in that scope."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFile:
+    scope: Scope
+    key: str
+    """`AGENT.md` for the hot cache; the deep store's path without `.md` (`people/sarah`)."""
+    path: Path
+    size: int
+    lines: int
+    modified: float
+
+
+class MemoryFiles:
+    """The written memories of one folder (and of the user), as people see, correct and forget them.
+
+    Keys and paths are checked exactly as the `memory` tool checks them (inside the store, no `..`, no link out,
+    never a denied place). Blocking: call from a worker thread. Raises `ToolError` with a message for people.
+    """
+
+    def __init__(self, workspace: Path, home: Path | None) -> None:
+        from cowork.policy import PathPolicy
+
+        self._ctx = ToolContext(workspace=workspace, paths=PathPolicy.build(workspace, home=home), home=home)
+
+    def _info(self, store: _Store, name: str, path: Path) -> MemoryFile:
+        data = path.read_bytes()
+        key = HOT_CACHE if name == HOT_CACHE else name.removesuffix(".md")
+        return MemoryFile(
+            store.scope, key, path, len(data), count_lines(data.decode("utf-8", "replace")), path.stat().st_mtime
+        )
+
+    def list(self) -> list[MemoryFile]:
+        scopes: list[Scope] = ["project"]
+        if self._ctx.home is not None:
+            scopes.append("user")
+        found: list[MemoryFile] = []
+        for scope in scopes:
+            store = _store(self._ctx, scope)
+            for name, path in _files(self._ctx, store):
+                try:
+                    found.append(self._info(store, name, path))
+                except OSError:
+                    continue
+        return found
+
+    def _existing(self, scope: Scope, key: str) -> tuple[_Store, Path, str]:
+        store = _store(self._ctx, scope)
+        path, name = _target(store, key)
+        self._ctx.read_path(str(path))
+        if not path.is_file():
+            raise MemoryNotFound(f"No {scope} memory named {name!r}.")
+        return store, path, name
+
+    def read(self, scope: Scope, key: str) -> tuple[MemoryFile, str]:
+        store, path, name = self._existing(scope, key)
+        try:
+            return self._info(store, name, path), path.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise ToolError(f"Cannot read memory {name!r}: {exc.strerror or exc}.") from None
+
+    def write(self, scope: Scope, key: str, content: str) -> MemoryFile:
+        store = _store(self._ctx, scope)
+        path, name = _target(store, key)
+        _write(self._ctx, store, path, name, content)
+        return self._info(store, name, path)
+
+    def delete(self, scope: Scope, key: str) -> MemoryFile:
+        store, path, name = self._existing(scope, key)
+        self._ctx.write_path(str(path))
+        gone = self._info(store, name, path)
+        try:
+            path.unlink()
+        except OSError as exc:
+            raise ToolError(f"Cannot delete memory {name!r}: {exc.strerror or exc}.") from None
+        return gone

@@ -118,6 +118,7 @@ from .completion import SlashCompleter
 from .documents import show_documents
 from .keys import KeyReader, LineEditor, prompt_bindings
 from .mcp_cmds import MCP_HELP, run_mcp_command
+from .memory_cmds import run_memory_command
 from .models_cmds import run_model_command
 from .render import TurnView, print_error
 
@@ -514,6 +515,7 @@ class Repl:
             "/tools": self._tools,
             "/cwd": self._cwd,
             "/mcp": lambda a: run_mcp_command(self, a),
+            "/memory": lambda a: run_memory_command(self, a),
             "/network": lambda a: self._switch("network", a),
             "/yolo": lambda a: self._switch("yolo", a),
         }

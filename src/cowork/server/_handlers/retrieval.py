@@ -1,7 +1,9 @@
-"""Indexing and search: `ingest/add|status|pause|resume|cancel` and `memory/search` (see `cowork.retrieval`)."""
+"""Indexing and search (`ingest/add|status|pause|resume|cancel`, `memory/search`; see `cowork.retrieval`) and the
+written memories (`memory/list|get|update|delete`, the `memory` tool's files, through `cowork.tools.MemoryFiles`)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
@@ -14,15 +16,34 @@ from cowork.protocol import (
     IngestJobRef,
     IngestStatusParams,
     IngestStatusResult,
+    MemoryContent,
+    MemoryDeleteResult,
+    MemoryFileInfo,
+    MemoryListParams,
+    MemoryListResult,
+    MemoryRef,
     MemorySearchParams,
     MemorySearchResult,
+    MemoryUpdateParams,
     ProtocolError,
 )
 from cowork.retrieval import IngestError, job_info, search_result
+from cowork.tools import MemoryFile, MemoryFiles, MemoryNotFound, ToolError
 
 from .._peer import Peer
 
-__all__ = ["ingest_add", "ingest_cancel", "ingest_pause", "ingest_resume", "ingest_status", "memory_search"]
+__all__ = [
+    "ingest_add",
+    "ingest_cancel",
+    "ingest_pause",
+    "ingest_resume",
+    "ingest_status",
+    "memory_delete",
+    "memory_get",
+    "memory_list",
+    "memory_search",
+    "memory_update",
+]
 
 _CODES = {
     "path_denied": ErrorCode.PATH_DENIED,
@@ -97,3 +118,61 @@ async def memory_search(core: Core, peer: Peer | None, params: MemorySearchParam
     except IngestError as error:
         raise _protocol_error(error) from None
     return search_result(answer)
+
+
+# ---- the written memories ----------------------------------------------------------------------------------------
+
+
+def _memory_info(found: MemoryFile) -> MemoryFileInfo:
+    return MemoryFileInfo(
+        scope=found.scope,
+        key=found.key,
+        path=str(found.path),
+        size_bytes=found.size,
+        lines=found.lines,
+        hot=found.key == "AGENT.md",
+        updated_at=datetime.fromtimestamp(found.modified, UTC),
+    )
+
+
+async def _memories(core: Core, params: MemoryListParams) -> MemoryFiles:
+    folder = await _folder(core, params.session_id, params.workspace)
+    return await anyio.to_thread.run_sync(MemoryFiles, folder, core.paths.home)
+
+
+def _memory_error(error: ToolError) -> ProtocolError:
+    code = ErrorCode.MEMORY_NOT_FOUND if isinstance(error, MemoryNotFound) else ErrorCode.INVALID_PARAMS
+    return ProtocolError(code, str(error))
+
+
+async def memory_list(core: Core, peer: Peer | None, params: MemoryListParams) -> MemoryListResult:
+    files = await _memories(core, params)
+    found = await anyio.to_thread.run_sync(files.list)
+    return MemoryListResult(memories=[_memory_info(f) for f in found])
+
+
+async def memory_get(core: Core, peer: Peer | None, params: MemoryRef) -> MemoryContent:
+    files = await _memories(core, params)
+    try:
+        found, text = await anyio.to_thread.run_sync(files.read, params.scope, params.key)
+    except ToolError as error:
+        raise _memory_error(error) from None
+    return MemoryContent(memory=_memory_info(found), content=text)
+
+
+async def memory_update(core: Core, peer: Peer | None, params: MemoryUpdateParams) -> MemoryFileInfo:
+    files = await _memories(core, params)
+    try:
+        found = await anyio.to_thread.run_sync(files.write, params.scope, params.key, params.content)
+    except ToolError as error:
+        raise _memory_error(error) from None
+    return _memory_info(found)
+
+
+async def memory_delete(core: Core, peer: Peer | None, params: MemoryRef) -> MemoryDeleteResult:
+    files = await _memories(core, params)
+    try:
+        gone = await anyio.to_thread.run_sync(files.delete, params.scope, params.key)
+    except ToolError as error:
+        raise _memory_error(error) from None
+    return MemoryDeleteResult(deleted=_memory_info(gone))

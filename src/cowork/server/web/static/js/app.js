@@ -3,7 +3,7 @@
 import { commandMenu, isCommand, runCommand } from "./commands.js";
 import { SessionView } from "./chat.js";
 import { append, clear, h, money, shortTime, toast } from "./dom.js";
-import { DocumentsView } from "./library.js";
+import { DocumentsView, MemoryView } from "./library.js";
 import { McpView, ModelsView, UsageView } from "./panels.js";
 import { undo } from "./restore.js";
 import { Connection } from "./rpc.js";
@@ -22,6 +22,7 @@ class App {
     this.mcp = new McpView(this);
     this.usage = new UsageView(this);
     this.documents = new DocumentsView(this);
+    this.memory = new MemoryView(this);
     this.rpc.addEventListener("state", (e) => this.onState(e.detail));
     this.rpc.addEventListener("notification", (e) => this.onNotification(e.detail));
   }
@@ -48,7 +49,7 @@ class App {
     this.statusEl = h("span", { class: "conn", "data-testid": "connection", dataset: { state: "connecting" } }, "connecting…");
     this.tabs = {};
     const nav = h("nav", { class: "tabs", "aria-label": "Views" });
-    for (const [id, label] of [["chat", "Chat"], ["documents", "Documents"], ["models", "Models"], ["mcp", "MCP"], ["usage", "Usage"]]) {
+    for (const [id, label] of [["chat", "Chat"], ["documents", "Documents"], ["memory", "Memory"], ["models", "Models"], ["mcp", "MCP"], ["usage", "Usage"]]) {
       const tab = h("button", { class: "tab", "data-testid": `tab-${id}`, onclick: () => this.show(id) }, label);
       this.tabs[id] = tab;
       nav.append(tab);
@@ -96,7 +97,7 @@ class App {
     this.panelView.hidden = view === "chat";
     if (view === "chat") return;
     clear(this.panelView);
-    const panel = { documents: this.documents, models: this.models, mcp: this.mcp, usage: this.usage }[view];
+    const panel = { documents: this.documents, memory: this.memory, models: this.models, mcp: this.mcp, usage: this.usage }[view];
     this.panelView.append(panel.el);
     if (this.rpc.state === "open") panel.load();
     else this.panelStale = true; // loaded once connected

@@ -144,3 +144,80 @@ export class DocumentsView {
     }
   }
 }
+
+// The Memory view: what the agent remembers (the hot cache and the deep store's notes, the folder's and the
+// user's), each readable, correctable in a text box and forgettable. Texts are shown in a textarea (as text).
+export class MemoryView {
+  constructor(app) {
+    this.app = app;
+    this.el = h("div", { class: "panel memory", "data-testid": "memory-view" });
+  }
+
+  target() {
+    const session = this.app.current && this.app.current.session;
+    return session && session.workspace ? { workspace: session.workspace } : {};
+  }
+
+  async load() {
+    let memories;
+    try {
+      memories = (await this.app.rpc.call("memory/list", this.target())).memories;
+    } catch (err) {
+      clear(this.el).append(h("p", { class: "error" }, `Could not load memories: ${err.message}`));
+      return;
+    }
+    clear(this.el);
+    this.editor = h("div", { class: "memory-editor", "data-testid": "memory-editor", hidden: true });
+    const rows = memories.map((m) => h("tr", { "data-testid": "memory-row", dataset: { key: m.key, scope: m.scope } },
+      h("td", { "data-label": "Memory" }, h("button", { class: "link", "data-testid": "memory-open", onclick: () => this.open(m.scope, m.key) }, m.key),
+        m.hot ? h("span", { class: "muted" }, " · every conversation") : null),
+      h("td", { "data-label": "Whose" }, m.scope === "user" ? "yours, every folder" : "this folder"),
+      h("td", { "data-label": "Lines" }, String(m.lines)),
+      h("td", { "data-label": "Updated", class: "muted" }, shortTime(m.updatedAt))));
+    const key = h("input", { placeholder: "new memory, e.g. people/sarah", "aria-label": "New memory key", "data-testid": "memory-new-key" });
+    const add = h("button", { "data-testid": "memory-new", onclick: () => key.value.trim() && this.edit("project", key.value.trim(), "") }, "New");
+    this.el.append(h("h2", {}, "Memory"),
+      h("p", { class: "muted" }, "What the agent remembers across conversations: correct it, or forget it."),
+      memories.length
+        ? h("table", { class: "grid" }, h("thead", {}, h("tr", {}, ["Memory", "Whose", "Lines", "Updated"].map((t) => h("th", {}, t)))), h("tbody", {}, rows))
+        : h("p", { class: "muted", "data-testid": "memory-empty" }, "Nothing remembered yet."),
+      h("div", { class: "row" }, key, add),
+      this.editor);
+  }
+
+  async open(scope, key) {
+    try {
+      const got = await this.app.rpc.call("memory/get", { scope, key, ...this.target() });
+      this.edit(scope, key, got.content);
+    } catch (err) {
+      toast(`Could not read ${key}: ${err.message}`, "error");
+    }
+  }
+
+  edit(scope, key, content) {
+    clear(this.editor);
+    this.editor.hidden = false;
+    const text = h("textarea", { rows: 14, "aria-label": `Text of ${key}`, "data-testid": "memory-text" });
+    text.value = content;
+    const save = h("button", { class: "primary", "data-testid": "memory-save", onclick: async () => {
+      try {
+        await this.app.rpc.call("memory/update", { scope, key, content: text.value, ...this.target() });
+        toast(`Saved ${key}.`);
+        await this.load();
+      } catch (err) {
+        toast(`Could not save ${key}: ${err.message}`, "error");
+      }
+    } }, "Save");
+    const forget = h("button", { class: "danger", "data-testid": "memory-forget", onclick: async () => {
+      if (!window.confirm(`Forget ${key} for good?`)) return;
+      try {
+        await this.app.rpc.call("memory/delete", { scope, key, ...this.target() });
+        toast(`Forgot ${key}.`);
+        await this.load();
+      } catch (err) {
+        toast(`Could not forget ${key}: ${err.message}`, "error");
+      }
+    } }, "Forget");
+    this.editor.append(h("h3", {}, `${scope === "user" ? "user: " : ""}${key}`), text, h("div", { class: "row" }, save, forget));
+  }
+}

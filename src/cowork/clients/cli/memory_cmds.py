@@ -1,0 +1,105 @@
+"""`/memory`: what the agent remembers — list it, read one, correct one in $EDITOR, forget one.
+
+Keys are as `/memory` lists them: `AGENT.md` (the hot cache, in every conversation) or a note of the deep store
+(`people/sarah`), the folder's by default; `user:KEY` for the user's own, which follow them across folders. Over
+`memory/list|get|update|delete`; the server holds keys to the `memory` tool's rules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import subprocess
+import tempfile
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.table import Table
+from rich.text import Text
+
+from cowork.clients.format import clean
+
+if TYPE_CHECKING:
+    from .repl import Repl
+
+__all__ = ["run_memory_command"]
+
+_USAGE = "Usage: /memory · /memory show KEY · /memory edit KEY · /memory forget KEY   (KEY or user:KEY)"
+
+
+def _ref(repl: Repl, key: str) -> dict[str, Any]:
+    scope, _, rest = key.partition(":")
+    if rest and scope in ("user", "project"):
+        return {"scope": scope, "key": rest, "workspace": str(repl.options.workspace)}
+    return {"scope": "project", "key": key, "workspace": str(repl.options.workspace)}
+
+
+def _shown(memory: dict[str, Any]) -> str:
+    return memory["key"] if memory["scope"] == "project" else f"user:{memory['key']}"
+
+
+async def _list(repl: Repl) -> None:
+    memories = (await repl.rpc.call("memory/list", {"workspace": str(repl.options.workspace)}))["memories"]
+    if not memories:
+        repl.console.print(Text("Nothing remembered yet: the agent writes memories as it learns (memory tool).", "dim"))
+        return
+    table = Table("key", "lines", "updated", "file")
+    for memory in memories:
+        when = datetime.fromisoformat(memory["updatedAt"]).astimezone().strftime("%Y-%m-%d %H:%M")
+        key = _shown(memory) + (" (every conversation)" if memory["hot"] else "")
+        table.add_row(clean(key), str(memory["lines"]), when, clean(memory["path"]))
+    repl.console.print(table)
+
+
+def _edit_in_editor(text: str) -> str | None:
+    """The text after the user's $EDITOR (VISUAL, EDITOR, else vi) changed it; None when the editor failed."""
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    with tempfile.TemporaryDirectory(prefix="cowork-memory-") as folder:
+        path = Path(folder) / "memory.md"
+        path.write_text(text, encoding="utf-8")
+        if subprocess.run([*shlex.split(editor), str(path)], check=False).returncode != 0:
+            return None
+        return path.read_text(encoding="utf-8")
+
+
+async def run_memory_command(repl: Repl, arg: str) -> None:
+    from cowork.clients.connection import RpcError
+
+    action, _, key = arg.strip().partition(" ")
+    key = key.strip()
+    if not action or action == "list":
+        await _list(repl)
+        return
+    if action not in ("show", "edit", "forget") or not key:
+        repl.console.print(Text(_USAGE, style="yellow"))
+        return
+    ref = _ref(repl, key)
+    if action == "show":
+        got = await repl.rpc.call("memory/get", ref)
+        repl.console.print(Text(f"{_shown(got['memory'])} — {got['memory']['path']}", style="bold"))
+        repl.console.print(Text(clean(got["content"]) or "(empty)"))
+        return
+    if action == "forget":
+        await repl.rpc.call("memory/get", ref)  # a clear `memory_not_found` before asking
+        if (await repl.ask_line(f"Forget {key} for good? [y/N] › ")).strip().lower() not in ("y", "yes"):
+            repl.console.print(Text("Nothing was forgotten.", style="dim"))
+            return
+        gone = await repl.rpc.call("memory/delete", ref)
+        repl.console.print(Text(f"Forgot {_shown(gone['deleted'])}.", style="bold"))
+        return
+    try:
+        current = (await repl.rpc.call("memory/get", ref))["content"]
+    except RpcError as exc:
+        if exc.code != "memory_not_found":
+            raise
+        current = ""  # a new memory
+    edited = await asyncio.to_thread(_edit_in_editor, current)
+    if edited is None:
+        repl.console.print(Text("The editor failed; nothing was changed.", style="yellow"))
+    elif edited == current:
+        repl.console.print(Text("Unchanged.", style="dim"))
+    else:
+        saved = await repl.rpc.call("memory/update", {**ref, "content": edited})
+        repl.console.print(Text(f"Saved {_shown(saved)} ({saved['lines']} lines).", style="bold"))

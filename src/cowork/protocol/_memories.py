@@ -1,0 +1,67 @@
+"""The written memories on the wire (`memory/list|get|update|delete`): the hot cache (`AGENT.md`) and the deep
+store's notes, per folder (`project`) and for the user everywhere (`user`), as the `memory` tool keeps them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field
+
+from ._base import Params, WireModel
+
+__all__ = [
+    "MemoryContent",
+    "MemoryDeleteResult",
+    "MemoryFileInfo",
+    "MemoryListParams",
+    "MemoryListResult",
+    "MemoryRef",
+    "MemoryScope",
+    "MemoryUpdateParams",
+]
+
+MemoryScope = Literal["project", "user"]
+MAX_MEMORY_CHARS = 200_000
+
+
+class MemoryListParams(Params):
+    session_id: str | None = Field(default=None, max_length=200, description="This session's folder's memories.")
+    workspace: str | None = Field(default=None, max_length=4096, description="Or this folder's (an absolute path).")
+
+
+class MemoryRef(MemoryListParams):
+    scope: MemoryScope
+    key: str = Field(
+        min_length=1,
+        max_length=500,
+        description="`AGENT.md` for the hot cache, or a note of the deep store (`people/sarah`; `.md` optional). "
+        "Keys that leave the store (`..`, an absolute path) are `invalid_params`.",
+    )
+
+
+class MemoryUpdateParams(MemoryRef):
+    content: str = Field(max_length=MAX_MEMORY_CHARS, description="The whole new text (created when missing).")
+
+
+class MemoryFileInfo(WireModel):
+    scope: MemoryScope
+    key: str
+    path: str = Field(description="Where the file is.")
+    size_bytes: int
+    lines: int
+    hot: bool = Field(description="The hot cache, loaded into every conversation.")
+    updated_at: datetime
+
+
+class MemoryListResult(WireModel):
+    memories: list[MemoryFileInfo] = Field(description="Project memories first (the hot cache first), then user.")
+
+
+class MemoryContent(WireModel):
+    memory: MemoryFileInfo
+    content: str
+
+
+class MemoryDeleteResult(WireModel):
+    deleted: MemoryFileInfo

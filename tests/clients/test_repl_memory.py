@@ -1,0 +1,61 @@
+"""`/memory` in the REPL (a real pty, a real server): list what is remembered, read it, correct it in $EDITOR,
+forget it after a yes."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from cowork.testing.mockllm import MockLLMServer
+
+from .test_cli import PROMPT, cli_env, screen
+from .test_repl_approvals import quit_, start
+
+pytestmark = pytest.mark.slow
+__all__ = ["cli_env"]  # the fixture, imported for these tests
+
+
+def test_list_show_edit_and_forget(
+    workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    (workspace / "AGENT.md").write_text("Sarah is the CFO.\n", encoding="utf-8")
+    people = Path(cli_env["COWORK_HOME"]) / "memory" / "people"
+    people.mkdir(parents=True)
+    (people / "tom.md").write_text("Tom works on design.\n", encoding="utf-8")
+    editor = tmp_path / "editor.sh"  # what a person does in $EDITOR: change the text and save
+    editor.write_text('#!/bin/sh\nsed -i "s/CFO/CEO/" "$1"\n', encoding="utf-8")
+    editor.chmod(editor.stat().st_mode | stat.S_IXUSR)
+    child = start(workspace, mock_llm, cli_env | {"EDITOR": str(editor), "VISUAL": ""}, tmp_path)
+
+    child.send("/memory\r")
+    child.expect("user:people/tom")
+    child.expect(PROMPT)
+    listing = screen(child)
+    assert "AGENT.md (every conversation)" in listing
+    child.send("/memory show user:people/tom\r")
+    child.expect("Tom works on design.")
+    child.expect(PROMPT)
+    child.send("/memory edit AGENT.md\r")
+    child.expect("Saved AGENT.md \\(1 lines\\)")
+    child.expect(PROMPT)
+    assert (workspace / "AGENT.md").read_text(encoding="utf-8") == "Sarah is the CEO.\n"
+    child.send("/memory forget user:people/tom\r")
+    child.expect("\\[y/N\\]")
+    child.send("\r")
+    child.expect("Nothing was forgotten")
+    child.expect(PROMPT)
+    child.send("/memory forget user:people/tom\r")
+    child.expect("\\[y/N\\]")
+    child.send("y\r")
+    child.expect("Forgot user:people/tom")
+    child.expect(PROMPT)
+    assert not (people / "tom.md").exists()
+    child.send("/memory show ../../etc/passwd\r")
+    child.expect("Invalid memory key")
+    child.expect(PROMPT)
+    child.send("/memory show nothing\r")
+    child.expect("No project memory named")
+    child.expect(PROMPT)
+    quit_(child)
