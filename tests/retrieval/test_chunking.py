@@ -58,3 +58,16 @@ def test_the_embedded_text_carries_the_title_and_path_once() -> None:
 def test_empty_and_blank_text_give_no_chunks() -> None:
     assert chunk_text("") == []
     assert chunk_text("\n\n   \n# Only a heading\n") == []
+
+
+def test_source_code_is_cut_at_lines_and_its_comments_are_not_headings(tmp_path) -> None:
+    from cowork.retrieval import convert_file
+
+    source = tmp_path / "tool.py"
+    lines = [f"value_{i} = compute({i})  # step {i}. Then the next one." for i in range(120)]
+    source.write_text("# A comment, not a heading.\n" + "\n".join(lines) + "\n")
+    chunks = chunk_text(convert_file(source).text)
+    assert len(chunks) > 1 and all(c.heading == "" for c in chunks)
+    assert all(len(c.text) <= LIMIT_CHARS for c in chunks)
+    kept = [line for c in chunks for line in c.text.splitlines() if line.startswith("value_")]
+    assert kept == lines  # every line whole, on its own line, in order (not cut at its ". ")

@@ -24,6 +24,8 @@ SMALL_CHARS = 250
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _SENTENCE_END = re.compile(r"(?<=[.!?。])\s+")
+_LINE = re.compile(r"\n")
+_WHITESPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,23 +94,29 @@ def _sections(text: str) -> Iterator[_Section]:
         yield _Section(tuple(title for _, title in path), blocks)
 
 
-def _split_long(block: str, limit: int) -> Iterator[str]:
-    """A block cut into pieces of at most `limit` characters at the gentlest boundary available."""
+def _split_long(block: str, limit: int, *, code: bool | None = None) -> Iterator[str]:
+    """A block cut into pieces of at most `limit` characters at the gentlest boundary available: sentences, then
+    lines, then words for prose; lines, then words for fenced code (whose lines stay whole and keep their breaks)."""
+    if code is None:
+        code = block.lstrip().startswith(("```", "~~~"))
     if len(block) <= limit:
         yield block
         return
-    for splitter in (_SENTENCE_END, re.compile(r"\n"), re.compile(r"\s+")):
+    splitters = (
+        ((_LINE, "\n"), (_WHITESPACE, " ")) if code else ((_SENTENCE_END, " "), (_LINE, "\n"), (_WHITESPACE, " "))
+    )
+    for splitter, joiner in splitters:
         pieces = [p for p in splitter.split(block) if p.strip()]
         if len(pieces) > 1:
             current = ""
             for piece in pieces:
-                if current and len(current) + 1 + len(piece) > limit:
-                    yield from _split_long(current, limit)
+                if current and len(current) + len(joiner) + len(piece) > limit:
+                    yield from _split_long(current, limit, code=code)
                     current = piece
                 else:
-                    current = f"{current} {piece}" if current else piece
+                    current = f"{current}{joiner}{piece}" if current else piece
             if current:
-                yield from _split_long(current, limit)
+                yield from _split_long(current, limit, code=code)
             return
     for start in range(0, len(block), limit):
         yield block[start : start + limit]

@@ -180,7 +180,7 @@ class Retrieval:
         if not paths:
             raise IngestError("invalid_params", "Name at least one file or folder to index.")
         workspace, checked = await asyncio.to_thread(self._checked, workspace, paths)
-        scope = scope_of(workspace)
+        scope = str(workspace)  # resolved by `_checked`: what `scope_of` gives
         for running in await self._db.read(lambda c: repo.jobs(c, statuses=ACTIVE, limit=1000)):
             if running.scope == scope and running.kind == kind and "." in json.loads(running.spec)["paths"]:
                 return running  # the whole folder is being indexed already: the same job, not a second one
