@@ -49,7 +49,15 @@ async def test_explore_agent_reports_back_without_its_context(harness: CoreHarne
     children = [r for r in mock_llm.requests if is_child(r)]
     assert children[0].messages[0]["content"] == "Find where main is defined."
     assert "codebase explorer" in (children[0].system or "")
-    assert set(children[0].tools) == {"glob", "grep", "read", "peek", "fail", "child_sleep"}  # read-only only
+    assert set(children[0].tools) == {
+        "glob",
+        "grep",
+        "read",
+        "searchDocuments",
+        "peek",
+        "fail",
+        "child_sleep",
+    }  # read-only
     parent_final = mock_llm.requests[-1]
     assert parent_final.last_tool_results[0]["content"] == "REPORT: main is in src/app.py"
     assert "SECRET-INTERMEDIATE" not in str(parent_final.body)  # the child's raw context never enters the parent

@@ -137,6 +137,7 @@ async def test_turn_with_tools_streams_persists_and_replays(
             "edit",
             "glob",
             "grep",
+            "searchDocuments",
             "webSearch",
             "webFetch",
             "ask",
