@@ -62,3 +62,22 @@ def test_torch_is_not_installed() -> None:
 
     assert importlib.util.find_spec("torch") is None
     assert importlib.util.find_spec("sentence_transformers") is None
+
+
+def test_a_query_is_not_queued_behind_a_batch_in_progress() -> None:
+    """A search embeds its query while an indexing batch holds the embedder (here: the batch lock, held)."""
+    import threading
+
+    embedder = LocalEmbedder()
+    embedder.embed_blocking(["load the model"])
+    done = threading.Event()
+
+    def query() -> None:
+        embedder.embed_blocking(["where is the budget"])
+        done.set()
+
+    with embedder._batches:  # a batch in progress
+        worker = threading.Thread(target=query)
+        worker.start()
+        assert done.wait(60), "the query waited for the batch"
+    worker.join()

@@ -64,6 +64,10 @@ def normalise(rows: Vectors) -> Vectors:
     return out
 
 
+QUERY_TEXTS = 4
+"""Calls with at most this many texts are queries: they do not wait for a batch in progress."""
+
+
 class LocalEmbedder:
     """all-MiniLM-L6-v2 in numpy, loaded on first use (about 0.5 s), one batch at a time."""
 
@@ -76,6 +80,9 @@ class LocalEmbedder:
         self.id = f"local:{MODEL_NAME}"
         self._model: MiniLM | None = None
         self._lock = threading.Lock()
+        """Held while the model loads."""
+        self._batches = threading.Lock()
+        """Held while a batch (more than a query's few texts) is embedded."""
 
     def _loaded(self) -> MiniLM:
         from ._minilm import MiniLM
@@ -93,7 +100,10 @@ class LocalEmbedder:
 
     def embed_blocking(self, texts: Sequence[str]) -> Vectors:
         model = self._loaded()
-        with self._lock:  # two threads multiplying at once only fight over the same two cores
+        if len(texts) <= QUERY_TEXTS:
+            # A search's query: never queued behind an indexing batch (seconds), it costs a few milliseconds.
+            return model.encode(texts, batch_size=self.batch_size)
+        with self._batches:  # two batches multiplying at once only fight over the same cores
             return model.encode(texts, batch_size=self.batch_size)
 
     async def embed(self, texts: Sequence[str]) -> Vectors:

@@ -70,13 +70,13 @@ class SearchAnswer:
     """A job still filling the folder's index (its results are partial meanwhile)."""
 
 
-GROUP_FILES = 16
-GROUP_BYTES = 2 * 1024 * 1024
+GROUP_FILES = 8
+GROUP_BYTES = 1024 * 1024
 
 
 def _group(files: list[Path], start: int) -> list[Path]:
-    """The files indexed together from `start`: up to 16, and up to 2 MB unless the first alone is larger (small
-    files share embedding batches; the job's checkpoint moves after each group)."""
+    """The files indexed together from `start`: up to 8, and up to 1 MB unless the first alone is larger (small
+    files share embedding batches; the job's checkpoint, and its progress, move after each group)."""
     group: list[Path] = []
     size = 0
     for path in files[start : start + GROUP_FILES]:
