@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 from typing import Any, ClassVar
@@ -146,8 +147,8 @@ async def _execute(
     argv: list[str], env: dict[str, str], ctx: ToolContext, limit: float, record: CommandRun | None
 ) -> tuple[int, _Output, bool]:
     """Run the command to its end (or its timeout); its exit code, its output, and whether it timed out."""
-    try:
-        process = await asyncio.create_subprocess_exec(
+    starting = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
             *argv,
             cwd=ctx.workspace,
             env=env,
@@ -160,6 +161,16 @@ async def _execute(
             start_new_session=True,
             preexec_fn=die_with_parent(),
         )
+    )
+    try:
+        process = await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        # Cancelled while the transport was still being set up: the shell may already run (on a busy machine its
+        # children even have started), so it is stopped as soon as it exists rather than left behind.
+        if not starting.cancelled():
+            with contextlib.suppress(OSError):
+                await kill_tree(await starting)
+        raise
     except OSError as exc:
         raise ToolError(f"Could not start the shell: {exc.strerror}.") from None
     if record is not None:
