@@ -14,6 +14,8 @@ from cowork.protocol import (
     AskResolved,
     AssistantMessage,
     BudgetWarning,
+    Citation,
+    Citations,
     ContextCompressed,
     ErrorCode,
     ErrorEvent,
@@ -84,6 +86,20 @@ def one_of_each(op: str = OP) -> list[EventPayload]:
             message="overloaded",
         ),
         BudgetWarning(operation_id=op, cap="daily", limit_usd=1.0, spent_usd=0.8, fraction=0.8),
+        Citations(
+            operation_id=op,
+            step=0,
+            citations=[
+                Citation(
+                    chunk_id=7,
+                    path="docs/leave.md",
+                    title="leave",
+                    heading="Holiday policy",
+                    similarity=0.61,
+                    origin="search",
+                )
+            ],
+        ),
     ]
     assert [type(p) for p in payloads] == list(EVENT_PAYLOADS.values()), "add a sample for the new event type"
     return payloads

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cowork.core import Core
-from cowork.protocol import AssistantMessage, OperationStatus
+from cowork.protocol import AssistantMessage, Citations, OperationStatus
 from cowork.testing.core import CoreHarness
 from cowork.testing.mockllm import MockLLMServer, MockResponse
 
@@ -62,6 +62,18 @@ async def test_passages_go_into_the_turn_and_a_follow_up_gets_them_by_backfill(
     second = mock_llm.requests[1].system or ""
     assert "twenty-five days" in second  # the previous answer's passage, backfilled
 
+    # Clients are told, in the session's log, which passages each answer was given (and how they were found).
+    shown = harness.payloads(sid, Citations)
+    assert [(e.citations[0].path, e.citations[0].heading, e.citations[0].origin) for e in shown] == [
+        ("docs/leave.md", "Holiday policy", "search"),
+        ("docs/leave.md", "Holiday policy", "backfill"),
+    ]
+    assert {c.origin for c in shown[1].citations} == {"backfill"}
+    assert shown[0].citations[0].similarity is not None and shown[1].citations[0].similarity is None
+    assert shown[0].citations[0].chunk_id == shown[1].citations[0].chunk_id
+    passage = await core.retrieval.passage(workspace, shown[0].citations[0].chunk_id)
+    assert passage.text.startswith("Employees get twenty-five days")
+
 
 async def test_context_off_puts_no_passages_in_the_prompt(
     harness: CoreHarness, workspace: Path, mock_llm: MockLLMServer
@@ -73,6 +85,7 @@ async def test_context_off_puts_no_passages_in_the_prompt(
     sid = await harness.session(core)
     await _turn(harness, core, sid, "How many vacation days do employees get?")
     assert "Passages from this folder" not in (mock_llm.requests[0].system or "")
+    assert harness.payloads(sid, Citations) == []
 
 
 async def test_grounded_mode_refuses_without_a_model_request_at_both_checkpoints(

@@ -126,3 +126,23 @@ async def test_a_session_searches_its_own_folder(client: EventClient, tmp_path: 
     assert [h["path"] for h in mine["hits"]] == ["plan.md"]
     theirs = await client.call("memory/search", {"query": "launch", "mode": "keyword"})
     assert all(h["path"] != "plan.md" for h in theirs["hits"])
+
+
+async def test_a_passage_is_shown_by_id_in_its_own_folder_only(client: EventClient, tmp_path: Path) -> None:
+    job = await client.call("ingest/add", {"paths": ["docs"]})
+    await _finished(client, job["jobId"])
+    hit = (await client.call("memory/search", {"query": "descaled", "mode": "keyword"}))["hits"][0]
+    passage = await client.call("memory/passage", {"chunkId": hit["chunkId"]})
+    assert (passage["path"], passage["heading"], passage["kind"]) == ("docs/kitchen.md", "Kitchen", "documents")
+    assert passage["text"] == hit["text"]
+
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    session = await client.call("session/create", {"workspace": str(other)})
+    for params in ({"chunkId": hit["chunkId"], "sessionId": session["id"]}, {"chunkId": 10**9}):
+        with pytest.raises(RpcError) as refused:
+            await client.call("memory/passage", params)
+        assert refused.value.code == "passage_not_found"
+    with pytest.raises(RpcError) as refused:
+        await client.call("memory/passage", {"chunkId": 0})
+    assert refused.value.code == "invalid_params"

@@ -73,6 +73,7 @@ class ErrorCode(StrEnum):
     JOB_NOT_FOUND = "job_not_found"
     EMBEDDER_ERROR = "embedder_error"
     MEMORY_NOT_FOUND = "memory_not_found"
+    PASSAGE_NOT_FOUND = "passage_not_found"
 
 
 class ErrorSource(StrEnum):

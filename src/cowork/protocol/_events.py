@@ -28,6 +28,8 @@ __all__ = [
     "AskResolved",
     "AssistantMessage",
     "BudgetWarning",
+    "Citation",
+    "Citations",
     "ContextCompressed",
     "ErrorEvent",
     "EventPayload",
@@ -364,6 +366,31 @@ class BudgetWarning(_Payload):
     fraction: float
 
 
+class Citation(WireModel):
+    """One passage of the folder's documents an answer was given (`Citations`)."""
+
+    chunk_id: int = Field(description="The passage, for `memory/passage` (gone once its file is indexed again).")
+    path: str = Field(description="The source file, relative to the session's folder.")
+    title: str
+    heading: str = Field(description="Where in the file the passage sits: its heading path, outermost first.")
+    similarity: float | None = Field(default=None, description="Cosine similarity to the query, when searched.")
+    origin: Literal["search", "backfill", "tool"] = Field(
+        description="Found for this message, re-offered from an earlier answer's sources (a follow-up), or found "
+        "by the agent's `searchDocuments` call."
+    )
+
+
+class Citations(_Payload):
+    """Passages of the folder's documents the operation's answer was given: put in its context before the first
+    model request (`memory.context = "auto"`), or found by a `searchDocuments` call. Clients show them under the
+    answer, numbered in the order they arrive across the operation."""
+
+    event_type = "citations"
+    operation_id: str
+    step: int
+    citations: list[Citation]
+
+
 EventPayload: TypeAlias = (
     UserMessage
     | OperationStatusChanged
@@ -388,6 +415,7 @@ EventPayload: TypeAlias = (
     | Route
     | ModelRetry
     | BudgetWarning
+    | Citations
 )
 """Every event payload: the one list of event types. Add a class here and every client's dispatch must decide."""
 

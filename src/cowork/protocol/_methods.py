@@ -70,6 +70,8 @@ from ._retrieval import (
     IngestStatusResult,
     MemorySearchParams,
     MemorySearchResult,
+    PassageInfo,
+    PassageParams,
 )
 from ._traces import TraceGetParams, TraceGetResult, TraceListParams, TraceListResult
 from ._usage import (
@@ -147,7 +149,7 @@ __all__ = [
     "UnsubscribeResult",
 ]
 
-PROTOCOL_VERSION = 9
+PROTOCOL_VERSION = 10
 """Bumped on every change to the protocol. Changes are additive: old clients keep working."""
 
 _ID = Field(min_length=1, max_length=200)
@@ -1174,6 +1176,16 @@ METHODS.update(
                 "session_not_found",
                 "workspace_not_found",
                 "embedder_error",
+            ),
+            _spec(
+                "memory/passage",
+                PassageParams,
+                PassageInfo,
+                "One indexed passage of the folder (a `citations` event's or a search hit's `chunkId`), to show "
+                "the source of an answer. A passage is gone once its file is indexed again: `passage_not_found`.",
+                "passage_not_found",
+                "session_not_found",
+                "workspace_not_found",
             ),
         )
     }

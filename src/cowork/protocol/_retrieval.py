@@ -18,6 +18,8 @@ __all__ = [
     "IngestStatusResult",
     "MemorySearchParams",
     "MemorySearchResult",
+    "PassageInfo",
+    "PassageParams",
     "SearchHitInfo",
 ]
 
@@ -108,3 +110,20 @@ class MemorySearchResult(WireModel):
     indexing: IngestJobInfo | None = Field(
         default=None, description="A job still filling this folder's index: results are partial until it is done."
     )
+
+
+class PassageParams(Params):
+    chunk_id: int = Field(ge=1, description="A `Citation`'s or a search hit's `chunkId`.")
+    session_id: str | None = Field(
+        default=None, max_length=200, description="The session whose folder it is in (default: the server's folder)."
+    )
+    workspace: str | None = Field(default=None, max_length=4096, description="Or this folder (an absolute path).")
+
+
+class PassageInfo(WireModel):
+    chunk_id: int
+    path: str = Field(description="The source, relative to the folder.")
+    title: str
+    heading: str
+    text: str = Field(description="The passage as it was indexed (not the file's current text).")
+    kind: IndexKind

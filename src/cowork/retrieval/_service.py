@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Literal
 
 from cowork.config import MemoryConfig
 from cowork.policy import PathDenied, PathPolicy
-from cowork.store import Database, IngestJobRow
+from cowork.store import Database, IngestJobRow, RagChunkRow
 from cowork.store.repos import retrieval as repo
 
 from ._assembly import Assembly
@@ -388,6 +388,20 @@ class Retrieval:
         """Record passages `searchDocuments` gave an operation, for the next turns' backfill."""
         cited = [(h.chunk_id, h.similarity) for h in hits]
         await self._db.write(lambda c: repo.record_citations(c, session_id, operation_id, cited))
+
+    async def passage(self, workspace: Path, chunk_id: int) -> RagChunkRow:
+        """One indexed passage of `workspace` (never another folder's).
+
+        Raises:
+            IngestError: `passage_not_found`.
+        """
+        scope = await asyncio.to_thread(scope_of, workspace)
+        row = (await self._db.read(lambda c: repo.chunks(c, [chunk_id]))).get(chunk_id)
+        if row is None or row.scope != scope:
+            raise IngestError(
+                "passage_not_found", f"Passage {chunk_id} is not in this folder's index (its file was indexed again?)."
+            )
+        return row
 
     # ---- searching -----------------------------------------------------------------------------------------------
 

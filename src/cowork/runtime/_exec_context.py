@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
 
-from cowork.protocol import AssistantMessage
+from cowork.protocol import AssistantMessage, Citation, Citations
 from cowork.store import Connection, repos
 
 from ._runner_base import RunnerBase
@@ -66,6 +66,15 @@ class ContextSteps(RunnerBase):
             log.warning("context assembly failed for operation %s", state.id, exc_info=True)
             return "", memory.refusal if grounded and state.step == 0 else None
         self.trace.note_context(len(assembly.passages), assembly.backfilled)
+        if assembly.passages and state.step == 0:  # once per turn: a resumed run re-assembles, but shows nothing new
+            cited = [
+                Citation(
+                    chunk_id=p.chunk_id, path=p.uri, title=p.title, heading=p.heading, similarity=p.score,
+                    origin=p.origin,
+                )
+                for p in assembly.passages
+            ]  # fmt: skip
+            self._emit(Citations(operation_id=state.id, step=state.step, citations=cited))
         refusal = memory.refusal if grounded and state.step == 0 and not assembly.passages else None
         return render(assembly.passages), refusal
 

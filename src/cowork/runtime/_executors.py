@@ -27,7 +27,17 @@ from cowork.policy import (
 )
 from cowork.policy import decide as decide_approval
 from cowork.prompts import gather_prompt_extras
-from cowork.protocol import ErrorCode, ErrorSource, LogLine, OperationStatus, ProtocolError, ToolCallStatus, ToolResult
+from cowork.protocol import (
+    Citation,
+    Citations,
+    ErrorCode,
+    ErrorSource,
+    LogLine,
+    OperationStatus,
+    ProtocolError,
+    ToolCallStatus,
+    ToolResult,
+)
 from cowork.retrieval import SearchAnswer
 from cowork.sessions import Pending, SessionFlags
 from cowork.store import Connection, repos
@@ -426,6 +436,15 @@ class OperationRunner(ContextSteps, ModelSteps, HumanSteps):
             assert retrieval is not None
             answer = await retrieval.search(workspace, query, limit=limit, auto_index=True)
             await retrieval.cite(state.session_id, state.id, answer.hits)  # what later turns' backfill re-offers
+            if answer.hits:
+                found = [
+                    Citation(
+                        chunk_id=h.chunk_id, path=h.uri, title=h.title, heading=h.heading, similarity=h.similarity,
+                        origin="tool",
+                    )
+                    for h in answer.hits
+                ]  # fmt: skip
+                self._emit(Citations(operation_id=state.id, step=state.step, citations=found))
             return answer
 
         return ToolContext(

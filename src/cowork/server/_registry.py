@@ -36,6 +36,7 @@ HANDLERS: Mapping[str, Handler] = MappingProxyType(
         "ingest/resume": retrieval.ingest_resume,
         "ingest/cancel": retrieval.ingest_cancel,
         "memory/search": retrieval.memory_search,
+        "memory/passage": retrieval.memory_passage,
         "memory/list": retrieval.memory_list,
         "memory/get": retrieval.memory_get,
         "memory/update": retrieval.memory_update,

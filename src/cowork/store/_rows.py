@@ -284,6 +284,7 @@ class RagChunkRow:
     uri: str
     title: str
     kind: str
+    scope: str
 
 
 @dataclass(frozen=True, slots=True)

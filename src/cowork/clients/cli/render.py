@@ -21,6 +21,7 @@ from cowork.protocol import (
     AskResolved,
     AssistantMessage,
     BudgetWarning,
+    Citations,
     ContextCompressed,
     ErrorEvent,
     Guardrail,
@@ -200,7 +201,7 @@ class TurnView:
                 print_error(self.notes, str(payload.code), payload.message)
             case OperationStatusChanged():
                 self._on_status(payload)
-            case UserMessage() | SessionUpdated():
+            case UserMessage() | SessionUpdated() | Citations():
                 pass  # the user typed it; a title or model change is not part of the answer
             case ApprovalRequested() | ApprovalResolved() | Ask() | AskResolved():
                 pass  # the REPL, which owns the prompt, answers these; `cowork run` by its flags
@@ -252,6 +253,7 @@ class TurnView:
                 | Route()
                 | ModelRetry()
                 | BudgetWarning()
+                | Citations()
                 | UnknownPayload()
             ):
                 pass

@@ -53,6 +53,7 @@ from cowork.protocol import (
     AskRespondParams,
     AssistantMessage,
     BudgetWarning,
+    Citations,
     ClientInfo,
     ContextCompressed,
     ErrorEvent,
@@ -375,6 +376,7 @@ class Repl:
                 | Route()
                 | ModelRetry()
                 | BudgetWarning()
+                | Citations()
                 | UnknownPayload()
             ):
                 pass  # nothing to answer; the view shows them

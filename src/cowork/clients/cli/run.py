@@ -37,6 +37,7 @@ from cowork.protocol import (
     AskRespondParams,
     AssistantMessage,
     BudgetWarning,
+    Citations,
     ClientInfo,
     ContextCompressed,
     ErrorEvent,
@@ -292,6 +293,7 @@ class _Run:
                 | Route()
                 | ModelRetry()
                 | BudgetWarning()
+                | Citations()
                 | UnknownPayload()
             ):
                 pass  # only shown (by the view, or as JSON lines); nothing for the run to decide

@@ -43,6 +43,7 @@ from cowork.protocol import (
     AskRespondParams,
     AssistantMessage,
     BudgetWarning,
+    Citations,
     ClientInfo,
     ContextCompressed,
     DocumentPreview,
@@ -457,6 +458,7 @@ class CoworkApp(App[int]):
                 | Route()
                 | ModelRetry()
                 | BudgetWarning()
+                | Citations()
                 | UnknownPayload()
             ):
                 pass  # the transcript's alone

@@ -18,6 +18,7 @@ from cowork.protocol import (
     AskResolved,
     AssistantMessage,
     BudgetWarning,
+    Citations,
     ContextCompressed,
     ErrorEvent,
     Guardrail,
@@ -152,6 +153,7 @@ class SessionState:
                 | Route()
                 | ModelRetry()
                 | BudgetWarning()
+                | Citations()
                 | UnknownPayload()
             ):
                 pass  # the transcript's business, not the session state's

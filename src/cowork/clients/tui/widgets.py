@@ -21,6 +21,7 @@ from cowork.protocol import (
     AskResolved,
     AssistantMessage,
     BudgetWarning,
+    Citations,
     ContextCompressed,
     ErrorEvent,
     Guardrail,
@@ -205,7 +206,7 @@ class ChatView(VerticalScroll):
             case AgentSpawned():
                 self._children_ops[payload.child_operation_id] = payload.agent_type
                 await self.note(fmt.agent_spawned(payload))
-            case Usage() | Todos() | SessionUpdated():
+            case Usage() | Todos() | SessionUpdated() | Citations():
                 pass  # shown by the usage bar, the todos panel and the title (the app routes them there)
             case UnknownPayload():
                 await self.note(fmt.unknown_event(payload))
@@ -313,6 +314,7 @@ class ChatView(VerticalScroll):
                 | Route()
                 | ModelRetry()
                 | BudgetWarning()
+                | Citations()
                 | UnknownPayload()
             ):
                 pass

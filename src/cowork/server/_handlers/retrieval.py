@@ -25,6 +25,8 @@ from cowork.protocol import (
     MemorySearchParams,
     MemorySearchResult,
     MemoryUpdateParams,
+    PassageInfo,
+    PassageParams,
     ProtocolError,
 )
 from cowork.retrieval import IngestError, job_info, search_result
@@ -41,6 +43,7 @@ __all__ = [
     "memory_delete",
     "memory_get",
     "memory_list",
+    "memory_passage",
     "memory_search",
     "memory_update",
 ]
@@ -49,6 +52,7 @@ _CODES = {
     "path_denied": ErrorCode.PATH_DENIED,
     "job_not_found": ErrorCode.JOB_NOT_FOUND,
     "embedder_error": ErrorCode.EMBEDDER_ERROR,
+    "passage_not_found": ErrorCode.PASSAGE_NOT_FOUND,
 }
 
 
@@ -118,6 +122,17 @@ async def memory_search(core: Core, peer: Peer | None, params: MemorySearchParam
     except IngestError as error:
         raise _protocol_error(error) from None
     return search_result(answer)
+
+
+async def memory_passage(core: Core, peer: Peer | None, params: PassageParams) -> PassageInfo:
+    folder = await _folder(core, params.session_id, params.workspace)
+    try:
+        row = await core.retrieval.passage(folder, params.chunk_id)
+    except IngestError as error:
+        raise _protocol_error(error) from None
+    return PassageInfo(
+        chunk_id=row.id, path=row.uri, title=row.title, heading=row.heading, text=row.text, kind=row.kind
+    )
 
 
 # ---- the written memories ----------------------------------------------------------------------------------------

@@ -164,7 +164,7 @@ def chunks(conn: Connection, ids: Iterable[int]) -> dict[int, RagChunkRow]:
     if not wanted:
         return {}
     stmt = (
-        sa.select(c.c.id, c.c.source_id, c.c.ordinal, c.c.heading, c.c.text, s.c.uri, s.c.title, s.c.kind)
+        sa.select(c.c.id, c.c.source_id, c.c.ordinal, c.c.heading, c.c.text, s.c.uri, s.c.title, s.c.kind, s.c.scope)
         .select_from(c.join(s))
         .where(c.c.id.in_(wanted))
     )

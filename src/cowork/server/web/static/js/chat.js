@@ -163,7 +163,7 @@ const HANDLERS = {
 };
 
 // Types the page knows and deliberately shows nothing for (none today).
-const IGNORED = new Set([]);
+const IGNORED = new Set(["citations"]);
 
 export class SessionView {
   constructor(app, session) {
