@@ -28,6 +28,7 @@ from cowork.lazy import HEAVY_IMPORTS
 from cowork.mcp import McpHypervisor, Notices
 from cowork.mcp._oauth import OAuthManager
 from cowork.mcp.install import InstallService
+from cowork.memory import WorkingMemory
 from cowork.models import ModelCache, ModelSelector, ModelTarget, cost_of, estimate_cost
 from cowork.models import preload as preload_model
 from cowork.observability import TraceQueries, Tracing
@@ -147,6 +148,8 @@ class Core:
             publish=lambda job: self.notices.publish("ingest/progress", job_info(job)),
         )
         """Each folder's index of documents and the jobs that fill it (`ingest/*`, `memory/search`)."""
+        self.working_memory = WorkingMemory(self.db)
+        """The user's profile, in every prompt (`profile` tool, `memory/profile*`)."""
         self.runtime = Runtime(
             RunnerDeps(
                 db=self.db,
@@ -159,6 +162,7 @@ class Core:
                 checkpoints=self.checkpoints,
                 tracing=self.tracing,
                 retrieval=self.retrieval,
+                working_memory=self.working_memory,
             ),
             self.sessions,
             self.settings,

@@ -59,3 +59,30 @@ def test_list_show_edit_and_forget(
     child.expect("No project memory named")
     child.expect(PROMPT)
     quit_(child)
+
+
+def test_the_profile_is_shown_set_and_forgotten(
+    workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    child = start(workspace, mock_llm, cli_env, tmp_path)
+    child.send("/memory profile\r")
+    child.expect("Your profile is empty")
+    child.expect(PROMPT)
+    child.send("/memory profile set Tone short answers\r")
+    child.expect("in every conversation")
+    child.expect(PROMPT)
+    shown = screen(child)
+    assert "│ tone │ short answers │ user │" in shown
+    child.send("/memory profile set a/b x\r")
+    child.expect("Invalid profile key")
+    child.expect(PROMPT)
+    child.send("/memory profile forget nickname\r")
+    child.expect("No profile entry 'nickname'")
+    child.expect(PROMPT)
+    child.send("/memory profile set\r")
+    child.expect("Usage: /memory profile")
+    child.expect(PROMPT)
+    child.send("/memory profile forget tone\r")
+    child.expect("Your profile is empty")
+    child.expect(PROMPT)
+    quit_(child)

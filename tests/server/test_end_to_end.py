@@ -146,6 +146,7 @@ async def test_turn_with_tools_streams_persists_and_replays(
             "notebookEdit",
             "skill",
             "memory",
+            "profile",
         ]
         assert str(workspace) in (requests[0].system or "")
 

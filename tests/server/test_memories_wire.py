@@ -111,3 +111,24 @@ async def test_bad_params(client: EventClient) -> None:
     with pytest.raises(RpcError) as refused:
         await client.call("memory/list", {"workspace": "relative/path"})
     assert refused.value.code == "workspace_not_found"
+
+
+async def test_the_profile_over_the_wire(client: EventClient) -> None:
+    empty = await client.call("memory/profile", {})
+    assert empty["entries"] == [] and empty["maxEntries"] == 40
+    got = await client.call("memory/profile/set", {"key": "Communication style", "value": "short answers"})
+    assert [(e["key"], e["value"], e["source"]) for e in got["entries"]] == [
+        ("communication_style", "short answers", "user")
+    ]
+    for method, params, code in [
+        ("memory/profile/set", {"key": "a/b", "value": "x"}, "invalid_params"),
+        ("memory/profile/set", {"key": "name", "value": "x" * 501}, "invalid_params"),
+        ("memory/profile/set", {"key": "name"}, "invalid_params"),
+        ("memory/profile/delete", {"key": "nickname"}, "memory_not_found"),
+    ]:
+        with pytest.raises(RpcError) as refused:
+            await client.call(method, params)
+        assert refused.value.code == code, params
+    assert (await client.call("memory/profile", {}))["entries"] == got["entries"]  # refusals changed nothing
+    gone = await client.call("memory/profile/delete", {"key": "communication_style"})
+    assert gone["entries"] == []

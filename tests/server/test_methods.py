@@ -57,6 +57,7 @@ async def test_initialize(client: EventClient, server: ServerProcess) -> None:
         "notebookEdit",
         "skill",
         "memory",
+        "profile",
     ]
     assert "tool_call" in result["capabilities"]["eventTypes"]
     assert result["config"] == {

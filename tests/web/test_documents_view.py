@@ -86,3 +86,37 @@ async def test_the_memory_view_reads_corrects_and_forgets(
     await expect(page.get_by_test_id("memory-row").filter(has_text="people/tom")).to_have_count(0)
     assert not (workspace / ".cowork" / "memory" / "people" / "tom.md").exists()
     assert page.errors == []  # type: ignore[attr-defined]
+
+
+async def test_the_profile_is_corrected_added_to_and_forgotten(
+    context: BrowserContext, server: ServerProcess, artifacts: Path
+) -> None:
+    page = await open_ui(context, server)
+    await page.get_by_test_id("tab-memory").click()
+    await expect(page.get_by_test_id("profile-empty")).to_be_visible()
+    await page.get_by_test_id("profile-new-key").fill("Communication style")
+    await page.get_by_test_id("profile-new-value").fill("short answers <b>no emoji</b>")
+    await page.get_by_test_id("profile-add").click()
+    row = page.get_by_test_id("profile-row").filter(has_text="communication_style")
+    await expect(row.get_by_test_id("profile-value")).to_have_value("short answers <b>no emoji</b>")
+    await expect(row).to_contain_text("you")
+    assert await page.locator("[data-testid=profile] b").count() == 0  # a value is text, never markup
+
+    await row.get_by_test_id("profile-value").fill("long answers")
+    await row.get_by_test_id("profile-save").click()
+    await expect(page.locator(".toast").last).to_contain_text("Saved communication_style")
+    await page.get_by_test_id("profile-new-key").fill("bad key!")
+    await page.get_by_test_id("profile-new-value").fill("x")
+    await page.get_by_test_id("profile-add").click()
+    await expect(page.locator(".toast").last).to_contain_text("Invalid profile key")
+    await expect(page.get_by_test_id("profile-row")).to_have_count(1)
+    await page.set_viewport_size({"width": 420, "height": 900})
+    await page.screenshot(path=str(artifacts / "profile-narrow.png"), full_page=True)
+    await page.set_viewport_size({"width": 1400, "height": 900})
+    await page.screenshot(path=str(artifacts / "profile.png"), full_page=True)
+
+    row = page.get_by_test_id("profile-row").filter(has_text="communication_style")
+    await expect(row.get_by_test_id("profile-value")).to_have_value("long answers")
+    await row.get_by_test_id("profile-forget").click()
+    await expect(page.get_by_test_id("profile-empty")).to_be_visible()
+    assert page.errors == []  # type: ignore[attr-defined]

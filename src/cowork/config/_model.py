@@ -390,6 +390,10 @@ class MemoryConfig(_Section):
         description="Relevance floor of searches: passages less similar to the query than this (cosine) are left out, "
         "unless they are among the best three keyword matches.",
     )
+    working: bool = Field(
+        default=True,
+        description="Put the user's profile (working memory: `profile` tool, `memory/profile`) in every prompt.",
+    )
     context: Literal["off", "auto"] = Field(
         default="off",
         description="`auto`: before each turn, search the folder's index for the user's message and put the best "

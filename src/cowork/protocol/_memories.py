@@ -1,5 +1,7 @@
 """The written memories on the wire (`memory/list|get|update|delete`): the hot cache (`AGENT.md`) and the deep
-store's notes, per folder (`project`) and for the user everywhere (`user`), as the `memory` tool keeps them."""
+store's notes, per folder (`project`) and for the user everywhere (`user`), as the `memory` tool keeps them; and
+the user's profile, the working memory (`memory/profile`, `memory/profile/set|delete`), as the `profile` tool
+keeps it."""
 
 from __future__ import annotations
 
@@ -19,6 +21,10 @@ __all__ = [
     "MemoryRef",
     "MemoryScope",
     "MemoryUpdateParams",
+    "ProfileDeleteParams",
+    "ProfileEntryInfo",
+    "ProfileInfo",
+    "ProfileSetParams",
 ]
 
 MemoryScope = Literal["project", "user"]
@@ -65,3 +71,30 @@ class MemoryContent(WireModel):
 
 class MemoryDeleteResult(WireModel):
     deleted: MemoryFileInfo
+
+
+class ProfileEntryInfo(WireModel):
+    key: str
+    value: str
+    source: Literal["user", "agent"] = Field(description="Who wrote it last: the user (a client) or the agent.")
+    updated_at: datetime
+
+
+class ProfileInfo(WireModel):
+    entries: list[ProfileEntryInfo] = Field(description="By key. All of them are in every main agent's prompt.")
+    max_entries: int
+    max_value_chars: int
+
+
+class ProfileSetParams(Params):
+    key: str = Field(
+        min_length=1,
+        max_length=100,
+        description="`name`, `role`, `communication_style`…: letters, digits and underscores (spaces become "
+        "underscores, capitals small letters).",
+    )
+    value: str = Field(min_length=1, max_length=2000, description="One line (longer is `invalid_params`).")
+
+
+class ProfileDeleteParams(Params):
+    key: str = Field(min_length=1, max_length=100)

@@ -47,6 +47,9 @@ from ._memories import (
     MemoryListResult,
     MemoryRef,
     MemoryUpdateParams,
+    ProfileDeleteParams,
+    ProfileInfo,
+    ProfileSetParams,
 )
 from ._providers import (
     ModelListParams,
@@ -1211,6 +1214,13 @@ METHODS.update(
                   "invalid_params", "session_not_found", "workspace_not_found"),
             _spec("memory/delete", MemoryRef, MemoryDeleteResult, "Forget one memory (its file is deleted).",
                   "memory_not_found", "invalid_params", "session_not_found", "workspace_not_found"),
+            _spec("memory/profile", EmptyParams, ProfileInfo,
+                  "The user's profile (working memory): short entries about the user, in every conversation's "
+                  "prompt, kept by the agent's `profile` tool and by people."),
+            _spec("memory/profile/set", ProfileSetParams, ProfileInfo, "Add or correct one profile entry.",
+                  "invalid_params"),
+            _spec("memory/profile/delete", ProfileDeleteParams, ProfileInfo, "Forget one profile entry.",
+                  "memory_not_found", "invalid_params"),
         )
     }
 )  # fmt: skip

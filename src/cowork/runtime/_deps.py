@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cowork.config import CoworkConfig
+from cowork.memory import WorkingMemory
 from cowork.models import ModelCache
 from cowork.observability import Tracing
 from cowork.policy import ToolOverride
@@ -42,6 +43,8 @@ class RunnerDeps:
     """Spans for each operation (none: not traced)."""
     retrieval: Retrieval | None = None
     """The folders' document indexes `searchDocuments` reads (none: the tool says search is unavailable)."""
+    working_memory: WorkingMemory | None = None
+    """The user's profile, in every main agent's prompt (none: no profile, and the `profile` tool says so)."""
 
 
 @dataclass

@@ -78,6 +78,13 @@ class ContextSteps(RunnerBase):
         refusal = memory.refusal if grounded and state.step == 0 and not assembly.passages else None
         return render(assembly.passages), refusal
 
+    async def working_memory_section(self) -> str:
+        """The user's profile for the system prompt: the main agent's alone (sub-agents work on a task)."""
+        working = self.deps.working_memory
+        if working is None or self.state.agent_type is not None or not self.deps.config.memory.working:
+            return ""
+        return await working.render()
+
     async def refuse_grounded(self, text: str) -> None:
         """Answer with `text` without a model request; the question and the answer leave the model's context."""
         state = self.state

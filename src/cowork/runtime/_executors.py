@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, assert_never
 
+from cowork.memory import ProfileError
 from cowork.policy import (
     CallFacts,
     CommandPaths,
@@ -102,7 +103,7 @@ class OperationRunner(ContextSteps, ModelSteps, HumanSteps):
                 workspace, home, skills = self.workspace, self.deps.home, self.state.agent_type is None
                 extras = await run_blocking(lambda: gather_prompt_extras(workspace, home, with_skills=skills))
                 passages, refusal = await self.document_context()
-                self._prompt_extras = extras + passages
+                self._prompt_extras = extras + await self.working_memory_section() + passages
             if self.state.status != S.RUNNING:
                 await self._set_status(S.RUNNING)
             if refusal is not None:
@@ -432,6 +433,19 @@ class OperationRunner(ContextSteps, ModelSteps, HumanSteps):
         retrieval = self.deps.retrieval
         workspace = self.workspace
 
+        working_memory = self.deps.working_memory
+
+        async def update_profile(set_: dict[str, str], remove: list[str]) -> str:
+            assert working_memory is not None
+            try:
+                entries = await working_memory.change(set_, remove, source="agent")
+            except ProfileError as error:
+                raise ToolError(str(error)) from None
+            changed = [f"set {k}" for k in set_] + [f"removed {k}" for k in remove]
+            return f"Profile updated ({', '.join(changed)}). It now holds:\n" + "\n".join(
+                f"- {e.key}: {e.value}" for e in entries
+            )
+
         async def search_documents(query: str, limit: int) -> SearchAnswer:
             assert retrieval is not None
             answer = await retrieval.search(workspace, query, limit=limit, auto_index=True)
@@ -462,4 +476,5 @@ class OperationRunner(ContextSteps, ModelSteps, HumanSteps):
             set_todos=set_todos if hooks.set_todos is not None else None,
             spawn_agent=spawn if hooks.spawn_agent is not None else None,
             search_documents=search_documents if retrieval is not None else None,
+            update_profile=update_profile if working_memory is not None and state.agent_type is None else None,
         )

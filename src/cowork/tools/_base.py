@@ -60,6 +60,8 @@ class ToolContext:
     """Run a sub-agent (type, task, model or None) to its end and return its report."""
     search_documents: Callable[[str, int], Awaitable[SearchAnswer]] | None = None
     """Search the session folder's document index (query, how many chunks); starts indexing a folder never indexed."""
+    update_profile: Callable[[dict[str, str], list[str]], Awaitable[str]] | None = None
+    """Change the user's working memory (entries to set, keys to remove); answers what the profile now holds."""
 
     def _policy(self) -> PathPolicy:
         return self.paths if self.paths is not None else PathPolicy.build(self.workspace)

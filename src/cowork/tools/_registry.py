@@ -59,6 +59,7 @@ def builtin_tools() -> ToolRegistry:
     from ._grep import GrepTool
     from ._memory import MemoryTool
     from ._notebook import NotebookEditTool
+    from ._profile import ProfileTool
     from ._read import ReadTool
     from ._search_documents import SearchDocumentsTool
     from ._skill import SkillTool
@@ -83,5 +84,6 @@ def builtin_tools() -> ToolRegistry:
             NotebookEditTool(),
             SkillTool(),
             MemoryTool(),
+            ProfileTool(),
         ]
     )

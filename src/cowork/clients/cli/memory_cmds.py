@@ -1,8 +1,9 @@
-"""`/memory`: what the agent remembers — list it, read one, correct one in $EDITOR, forget one.
+"""`/memory`: what the agent remembers — list it, read one, correct one in $EDITOR, forget one; and
+`/memory profile`: the user's profile (working memory), in every conversation — show it, set an entry, forget one.
 
 Keys are as `/memory` lists them: `AGENT.md` (the hot cache, in every conversation) or a note of the deep store
 (`people/sarah`), the folder's by default; `user:KEY` for the user's own, which follow them across folders. Over
-`memory/list|get|update|delete`; the server holds keys to the `memory` tool's rules.
+`memory/list|get|update|delete` and `memory/profile*`; the server holds keys to the tools' rules.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["run_memory_command"]
 
 _USAGE = "Usage: /memory · /memory show KEY · /memory edit KEY · /memory forget KEY   (KEY or user:KEY)"
+_PROFILE_USAGE = "Usage: /memory profile · /memory profile set KEY VALUE · /memory profile forget KEY"
 
 
 def _ref(repl: Repl, key: str) -> dict[str, Any]:
@@ -64,6 +66,34 @@ def _edit_in_editor(text: str) -> str | None:
         return path.read_text(encoding="utf-8")
 
 
+def _show_profile(repl: Repl, profile: dict[str, Any]) -> None:
+    entries = profile["entries"]
+    if not entries:
+        repl.console.print(
+            Text("Your profile is empty: the agent adds what it learns about you (profile tool), or use "
+                 "/memory profile set KEY VALUE.", "dim")
+        )  # fmt: skip
+        return
+    table = Table("key", "value", "by", "updated", title="Your profile (in every conversation)")
+    for entry in entries:
+        when = datetime.fromisoformat(entry["updatedAt"]).astimezone().strftime("%Y-%m-%d %H:%M")
+        table.add_row(clean(entry["key"]), clean(entry["value"]), entry["source"], when)
+    repl.console.print(table)
+
+
+async def _profile(repl: Repl, arg: str) -> None:
+    action, _, rest = arg.strip().partition(" ")
+    key, _, value = rest.strip().partition(" ")
+    if not action:
+        _show_profile(repl, await repl.rpc.call("memory/profile", {}))
+    elif action == "set" and key and value.strip():
+        _show_profile(repl, await repl.rpc.call("memory/profile/set", {"key": key, "value": value.strip()}))
+    elif action == "forget" and key and not value:
+        _show_profile(repl, await repl.rpc.call("memory/profile/delete", {"key": key}))
+    else:
+        repl.console.print(Text(_PROFILE_USAGE, style="yellow"))
+
+
 async def run_memory_command(repl: Repl, arg: str) -> None:
     from cowork.clients.connection import RpcError
 
@@ -71,6 +101,9 @@ async def run_memory_command(repl: Repl, arg: str) -> None:
     key = key.strip()
     if not action or action == "list":
         await _list(repl)
+        return
+    if action == "profile":
+        await _profile(repl, key)
         return
     if action not in ("show", "edit", "forget") or not key:
         repl.console.print(Text(_USAGE, style="yellow"))

@@ -9,7 +9,9 @@ from pathlib import Path
 import anyio
 
 from cowork.core import Core
+from cowork.memory import MAX_ENTRIES, MAX_VALUE_CHARS, ProfileEntry, ProfileError
 from cowork.protocol import (
+    EmptyParams,
     ErrorCode,
     IngestAddParams,
     IngestJobInfo,
@@ -27,6 +29,10 @@ from cowork.protocol import (
     MemoryUpdateParams,
     PassageInfo,
     PassageParams,
+    ProfileDeleteParams,
+    ProfileEntryInfo,
+    ProfileInfo,
+    ProfileSetParams,
     ProtocolError,
 )
 from cowork.retrieval import IngestError, job_info, search_result
@@ -44,6 +50,9 @@ __all__ = [
     "memory_get",
     "memory_list",
     "memory_passage",
+    "memory_profile",
+    "memory_profile_delete",
+    "memory_profile_set",
     "memory_search",
     "memory_update",
 ]
@@ -191,3 +200,34 @@ async def memory_delete(core: Core, peer: Peer | None, params: MemoryRef) -> Mem
     except ToolError as error:
         raise _memory_error(error) from None
     return MemoryDeleteResult(deleted=_memory_info(gone))
+
+
+# ---- the user's profile (working memory) -----------------------------------------------------------------------
+
+
+def _profile(entries: list[ProfileEntry]) -> ProfileInfo:
+    return ProfileInfo(
+        entries=[ProfileEntryInfo(key=e.key, value=e.value, source=e.source, updated_at=e.updated_at) for e in entries],
+        max_entries=MAX_ENTRIES,
+        max_value_chars=MAX_VALUE_CHARS,
+    )
+
+
+async def _change_profile(core: Core, set_: dict[str, str], remove: list[str]) -> ProfileInfo:
+    try:
+        return _profile(await core.working_memory.change(set_, remove, source="user"))
+    except ProfileError as error:
+        code = ErrorCode.MEMORY_NOT_FOUND if error.code == "memory_not_found" else ErrorCode.INVALID_PARAMS
+        raise ProtocolError(code, str(error)) from None
+
+
+async def memory_profile(core: Core, peer: Peer | None, params: EmptyParams) -> ProfileInfo:
+    return _profile(await core.working_memory.entries())
+
+
+async def memory_profile_set(core: Core, peer: Peer | None, params: ProfileSetParams) -> ProfileInfo:
+    return await _change_profile(core, {params.key: params.value}, [])
+
+
+async def memory_profile_delete(core: Core, peer: Peer | None, params: ProfileDeleteParams) -> ProfileInfo:
+    return await _change_profile(core, {}, [params.key])

@@ -145,8 +145,10 @@ export class DocumentsView {
   }
 }
 
-// The Memory view: what the agent remembers (the hot cache and the deep store's notes, the folder's and the
-// user's), each readable, correctable in a text box and forgettable. Texts are shown in a textarea (as text).
+// The Memory view: the user's profile (working memory, in every conversation: each entry correctable in place and
+// forgettable, new ones added), then what the agent remembers in files (the hot cache and the deep store's notes,
+// the folder's and the user's), each readable, correctable in a text box and forgettable. Texts are shown as text
+// (input values, textareas, text nodes).
 export class MemoryView {
   constructor(app) {
     this.app = app;
@@ -159,14 +161,18 @@ export class MemoryView {
   }
 
   async load() {
-    let memories;
+    let memories, profile;
     try {
-      memories = (await this.app.rpc.call("memory/list", this.target())).memories;
+      [memories, profile] = await Promise.all([
+        this.app.rpc.call("memory/list", this.target()).then((r) => r.memories),
+        this.app.rpc.call("memory/profile", {}),
+      ]);
     } catch (err) {
       clear(this.el).append(h("p", { class: "error" }, `Could not load memories: ${err.message}`));
       return;
     }
     clear(this.el);
+    this.el.append(this.profileSection(profile));
     this.editor = h("div", { class: "memory-editor", "data-testid": "memory-editor", hidden: true });
     const rows = memories.map((m) => h("tr", { "data-testid": "memory-row", dataset: { key: m.key, scope: m.scope } },
       h("td", { "data-label": "Memory" }, h("button", { class: "link", "data-testid": "memory-open", onclick: () => this.open(m.scope, m.key) }, m.key),
@@ -176,13 +182,54 @@ export class MemoryView {
       h("td", { "data-label": "Updated", class: "muted" }, shortTime(m.updatedAt))));
     const key = h("input", { placeholder: "new memory, e.g. people/sarah", "aria-label": "New memory key", "data-testid": "memory-new-key" });
     const add = h("button", { "data-testid": "memory-new", onclick: () => key.value.trim() && this.edit("project", key.value.trim(), "") }, "New");
-    this.el.append(h("h2", {}, "Memory"),
+    this.el.append(h("h2", {}, "Notes"),
       h("p", { class: "muted" }, "What the agent remembers across conversations: correct it, or forget it."),
       memories.length
         ? h("table", { class: "grid" }, h("thead", {}, h("tr", {}, ["Memory", "Whose", "Lines", "Updated"].map((t) => h("th", {}, t)))), h("tbody", {}, rows))
         : h("p", { class: "muted", "data-testid": "memory-empty" }, "Nothing remembered yet."),
       h("div", { class: "row" }, key, add),
       this.editor);
+  }
+
+  // One change to the profile, then the view again; refusals (a bad key, a value too long) are shown, not applied.
+  async changeProfile(method, params, done) {
+    try {
+      await this.app.rpc.call(method, params);
+    } catch (err) {
+      toast(`Could not change your profile: ${err.message}`, "error");
+      return;
+    }
+    await this.load();
+    toast(done); // after the view shows the change
+
+  }
+
+  profileSection(profile) {
+    const rows = profile.entries.map((e) => {
+      const value = h("input", { value: e.value, maxlength: profile.maxValueChars, "aria-label": `Value of ${e.key}`, "data-testid": "profile-value" });
+      return h("tr", { "data-testid": "profile-row", dataset: { key: e.key } },
+        h("td", { "data-label": "About you" }, h("code", {}, e.key)),
+        h("td", { "data-label": "Value", class: "profile-value" }, value),
+        h("td", { "data-label": "By", class: "muted" }, e.source === "agent" ? "the agent" : "you"),
+        h("td", { "data-label": "Updated", class: "muted" }, shortTime(e.updatedAt)),
+        h("td", { "data-label": "" },
+          h("button", { "data-testid": "profile-save", onclick: () => this.changeProfile("memory/profile/set", { key: e.key, value: value.value }, `Saved ${e.key}.`) }, "Save"),
+          " ",
+          h("button", { class: "danger", "data-testid": "profile-forget", onclick: () => this.changeProfile("memory/profile/delete", { key: e.key }, `Forgot ${e.key}.`) }, "Forget")));
+    });
+    const key = h("input", { placeholder: "e.g. timezone", "aria-label": "New profile key", "data-testid": "profile-new-key" });
+    const value = h("input", { placeholder: "e.g. Europe/Berlin", maxlength: profile.maxValueChars, "aria-label": "New profile value", "data-testid": "profile-new-value" });
+    const add = h("button", { "data-testid": "profile-add", onclick: () => {
+      if (!key.value.trim() || !value.value.trim()) return toast("Give the new entry a key and a value.", "warning");
+      this.changeProfile("memory/profile/set", { key: key.value.trim(), value: value.value }, `Saved ${key.value.trim()}.`);
+    } }, "Add");
+    return h("section", { class: "profile", "data-testid": "profile" },
+      h("h2", {}, "Your profile"),
+      h("p", { class: "muted" }, "In every conversation, in every folder. The agent keeps it current (it asks first); correct or forget anything here."),
+      profile.entries.length
+        ? h("table", { class: "grid" }, h("thead", {}, h("tr", {}, ["About you", "Value", "By", "Updated", ""].map((t) => h("th", {}, t)))), h("tbody", {}, rows))
+        : h("p", { class: "muted", "data-testid": "profile-empty" }, "Nothing about you yet."),
+      h("div", { class: "row" }, key, value, add));
   }
 
   async open(scope, key) {
