@@ -28,7 +28,7 @@ from cowork.lazy import HEAVY_IMPORTS
 from cowork.mcp import McpHypervisor, Notices
 from cowork.mcp._oauth import OAuthManager
 from cowork.mcp.install import InstallService
-from cowork.memory import WorkingMemory
+from cowork.memory import ConversationRecall, WorkingMemory
 from cowork.models import ModelCache, ModelSelector, ModelTarget, cost_of, estimate_cost
 from cowork.models import preload as preload_model
 from cowork.observability import TraceQueries, Tracing
@@ -150,6 +150,8 @@ class Core:
         """Each folder's index of documents and the jobs that fill it (`ingest/*`, `memory/search`)."""
         self.working_memory = WorkingMemory(self.db)
         """The user's profile, in every prompt (`profile` tool, `memory/profile*`)."""
+        self.recall = ConversationRecall(self.db, self.retrieval, self.config.memory)
+        """Each folder's past turns, indexed in quiet moments (`recall` tool, `memory/search` kind conversations)."""
         self.runtime = Runtime(
             RunnerDeps(
                 db=self.db,
@@ -163,6 +165,7 @@ class Core:
                 tracing=self.tracing,
                 retrieval=self.retrieval,
                 working_memory=self.working_memory,
+                recall=self.recall,
             ),
             self.sessions,
             self.settings,
@@ -196,6 +199,7 @@ class Core:
         await self.mcp.start()
         await self.mcp_installs.load()
         await self.retrieval.start()
+        self.recall.start()
         self.checkpoints.prune_soon()
 
     async def health(self) -> HealthResult:
@@ -236,6 +240,7 @@ class Core:
 
     async def stop(self) -> None:
         await self.toolbox.stop()
+        await self.recall.stop()
         await self.retrieval.stop()
         await self.checkpoints.close()
         await self.runtime.shutdown()

@@ -54,6 +54,7 @@ async def test_explore_agent_reports_back_without_its_context(harness: CoreHarne
         "grep",
         "read",
         "searchDocuments",
+        "recall",
         "peek",
         "fail",
         "child_sleep",

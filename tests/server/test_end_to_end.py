@@ -138,6 +138,7 @@ async def test_turn_with_tools_streams_persists_and_replays(
             "glob",
             "grep",
             "searchDocuments",
+            "recall",
             "webSearch",
             "webFetch",
             "ask",

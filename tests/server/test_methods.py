@@ -49,6 +49,7 @@ async def test_initialize(client: EventClient, server: ServerProcess) -> None:
         "glob",
         "grep",
         "searchDocuments",
+        "recall",
         "webSearch",
         "webFetch",
         "ask",

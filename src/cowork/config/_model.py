@@ -394,6 +394,19 @@ class MemoryConfig(_Section):
         default=True,
         description="Put the user's profile (working memory: `profile` tool, `memory/profile`) in every prompt.",
     )
+    recall: Literal["off", "tool", "auto"] = Field(
+        default="tool",
+        description="Semantic recall over the folder's past conversations: `tool` indexes finished turns in quiet "
+        "moments and gives the agent the `recall` tool; `auto` also puts the best matches from other conversations "
+        "in each turn's prompt; `off` indexes nothing.",
+    )
+    recall_quiet_seconds: float = Field(
+        default=20, ge=0, le=3600, description="Finished turns are indexed once the server has been quiet this long."
+    )
+    recall_passages: int = Field(default=3, ge=1, le=20, description="Past turns `auto` recall puts in a prompt.")
+    recall_min_similarity: float = Field(
+        default=0.4, ge=-1, le=1, description="How similar (cosine) a past turn must be for `auto` recall to use it."
+    )
     context: Literal["off", "auto"] = Field(
         default="off",
         description="`auto`: before each turn, search the folder's index for the user's message and put the best "

@@ -131,6 +131,12 @@ class RetrievalIndex:
         with self._lock:
             self._matrices.pop((kind, scope), None)
 
+    def invalidate_kind(self, kind: str) -> None:
+        """Forget the vectors held in memory for every scope of `kind` (its rows changed behind the index's back)."""
+        with self._lock:
+            for key in [key for key in self._matrices if key[0] == kind]:
+                del self._matrices[key]
+
     def index_file(self, path: Path, *, kind: Kind, scope: str, uri: str | None = None) -> IndexOutcome:
         """Index one file (blocking); see `index_files`."""
         return self.index_files([(path, uri or str(path))], kind=kind, scope=scope)[0]

@@ -118,6 +118,11 @@ class Retrieval:
         self._failure: str | None = None
         self._refreshed: dict[str, float] = {}
 
+    def invalidate(self, kind: Kind) -> None:
+        """Sources of `kind` were removed directly in the store: searches read them again."""
+        if self._index is not None:
+            self._index.invalidate_kind(kind)
+
     @property
     def index(self) -> RetrievalIndex:
         if self._index is None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cowork.config import CoworkConfig
-from cowork.memory import WorkingMemory
+from cowork.memory import ConversationRecall, WorkingMemory
 from cowork.models import ModelCache
 from cowork.observability import Tracing
 from cowork.policy import ToolOverride
@@ -45,6 +45,8 @@ class RunnerDeps:
     """The folders' document indexes `searchDocuments` reads (none: the tool says search is unavailable)."""
     working_memory: WorkingMemory | None = None
     """The user's profile, in every main agent's prompt (none: no profile, and the `profile` tool says so)."""
+    recall: ConversationRecall | None = None
+    """Past conversations, told of every turn that ends well (none: no recall, and the `recall` tool says so)."""
 
 
 @dataclass

@@ -85,6 +85,30 @@ class ContextSteps(RunnerBase):
             return ""
         return await working.render()
 
+    async def recall_section(self) -> str:
+        """With `memory.recall = "auto"`, the chat turn's prompt gets the most similar turns of the folder's other
+        conversations (semantic recall; see `cowork.memory`)."""
+        recall, memory, state = self.deps.recall, self.deps.config.memory, self.state
+        if recall is None or memory.recall != "auto" or state.agent_type is not None or state.origin != "chat":
+            return ""
+        query = latest_user_text(list(state.messages))
+        if not query.strip():
+            return ""
+        from cowork.memory import render_recall
+
+        try:
+            hits = await recall.search(
+                self.workspace,
+                query,
+                limit=memory.recall_passages,
+                exclude_session=state.session_id,
+                min_similarity=memory.recall_min_similarity,
+            )
+        except Exception:
+            log.warning("recall failed for operation %s", state.id, exc_info=True)
+            return ""
+        return render_recall(hits)
+
     async def refuse_grounded(self, text: str) -> None:
         """Answer with `text` without a model request; the question and the answer leave the model's context."""
         state = self.state

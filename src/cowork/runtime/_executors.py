@@ -39,7 +39,7 @@ from cowork.protocol import (
     ToolCallStatus,
     ToolResult,
 )
-from cowork.retrieval import SearchAnswer
+from cowork.retrieval import Hit, SearchAnswer
 from cowork.sessions import Pending, SessionFlags
 from cowork.store import Connection, repos
 from cowork.tools import ToolContext, ToolError, run_tool
@@ -103,7 +103,8 @@ class OperationRunner(ContextSteps, ModelSteps, HumanSteps):
                 workspace, home, skills = self.workspace, self.deps.home, self.state.agent_type is None
                 extras = await run_blocking(lambda: gather_prompt_extras(workspace, home, with_skills=skills))
                 passages, refusal = await self.document_context()
-                self._prompt_extras = extras + await self.working_memory_section() + passages
+                profile, recalled = await self.working_memory_section(), await self.recall_section()
+                self._prompt_extras = extras + profile + passages + recalled
             if self.state.status != S.RUNNING:
                 await self._set_status(S.RUNNING)
             if refusal is not None:
@@ -434,6 +435,13 @@ class OperationRunner(ContextSteps, ModelSteps, HumanSteps):
         workspace = self.workspace
 
         working_memory = self.deps.working_memory
+        recall = self.deps.recall
+
+        async def recall_turns(query: str, limit: int) -> list[Hit]:
+            assert recall is not None
+            return await recall.search(
+                workspace, query, limit=limit, exclude_session=state.session_id, min_similarity=None
+            )
 
         async def update_profile(set_: dict[str, str], remove: list[str]) -> str:
             assert working_memory is not None
@@ -477,4 +485,5 @@ class OperationRunner(ContextSteps, ModelSteps, HumanSteps):
             spawn_agent=spawn if hooks.spawn_agent is not None else None,
             search_documents=search_documents if retrieval is not None else None,
             update_profile=update_profile if working_memory is not None and state.agent_type is None else None,
+            recall=recall_turns if recall is not None and recall.enabled else None,
         )

@@ -320,6 +320,8 @@ class Operations:
                 del self._waiting[state.session_id]
         if state.status != S.DONE:
             self.threads.drop(state.thread_id)
+        elif state.parent_id is None and self.deps.recall is not None:
+            self.deps.recall.turn_finished()  # indexed later, in a quiet moment
 
     def finish(self, handle: Handle) -> None:
         """The operation left play: forget it and wake whoever waits for it."""

@@ -14,7 +14,7 @@ from cowork.config import ToolsConfig
 from cowork.policy import PathDenied, PathPolicy, ServerPolicy
 
 if TYPE_CHECKING:
-    from cowork.retrieval import SearchAnswer
+    from cowork.retrieval import Hit, SearchAnswer
 
 __all__ = ["Tool", "ToolContext", "ToolError", "ToolFacts", "ToolSpec"]
 
@@ -60,6 +60,8 @@ class ToolContext:
     """Run a sub-agent (type, task, model or None) to its end and return its report."""
     search_documents: Callable[[str, int], Awaitable[SearchAnswer]] | None = None
     """Search the session folder's document index (query, how many chunks); starts indexing a folder never indexed."""
+    recall: Callable[[str, int], Awaitable[list[Hit]]] | None = None
+    """Search the folder's past conversations (query, how many turns); the asking session's own are left out."""
     update_profile: Callable[[dict[str, str], list[str]], Awaitable[str]] | None = None
     """Change the user's working memory (entries to set, keys to remove); answers what the profile now holds."""
 

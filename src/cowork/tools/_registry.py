@@ -61,6 +61,7 @@ def builtin_tools() -> ToolRegistry:
     from ._notebook import NotebookEditTool
     from ._profile import ProfileTool
     from ._read import ReadTool
+    from ._recall import RecallTool
     from ._search_documents import SearchDocumentsTool
     from ._skill import SkillTool
     from ._web_fetch import WebFetchTool
@@ -76,6 +77,7 @@ def builtin_tools() -> ToolRegistry:
             GlobTool(),
             GrepTool(),
             SearchDocumentsTool(),
+            RecallTool(),
             WebSearchTool(),
             WebFetchTool(),
             AskTool(),

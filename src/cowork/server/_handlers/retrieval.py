@@ -120,6 +120,8 @@ async def ingest_cancel(core: Core, peer: Peer | None, params: IngestJobRef) -> 
 async def memory_search(core: Core, peer: Peer | None, params: MemorySearchParams) -> MemorySearchResult:
     folder = await _folder(core, params.session_id, params.workspace)
     try:
+        if params.kind == "conversations":
+            await core.recall.sync()  # turns finished since the last quiet moment are found too
         answer = await core.retrieval.search(
             folder,
             params.query,

@@ -113,7 +113,9 @@ async def session_import(core: Core, peer: Peer | None, params: SessionImportPar
 
 
 async def session_delete(core: Core, peer: Peer | None, params: SessionRef) -> SessionDeleteResult:
-    return await core.runtime.delete_session(params.session_id)
+    deleted = await core.runtime.delete_session(params.session_id)
+    await core.recall.forget_session(params.session_id)  # its turns leave the conversations index too
+    return deleted
 
 
 async def session_export(core: Core, peer: Peer | None, params: SessionExportParams) -> SessionExportResult:

@@ -11,17 +11,23 @@ from sqlalchemy.engine import Connection
 
 from .._rows import IngestJobRow, RagChunkRow, RagSourceRow
 from .._schema import ingest_jobs as j
+from .._schema import messages as m
+from .._schema import operations as o
 from .._schema import rag_chunks as c
 from .._schema import rag_citations as ci
 from .._schema import rag_sources as s
 from .._schema import rag_staged as st
+from .._schema import sessions as ss
 
 __all__ = [
+    "Exchange",
     "NewChunk",
     "chunks",
     "count_chunks",
     "create_job",
     "delete_source",
+    "delete_sources_like",
+    "finished_exchanges",
     "fts_search",
     "get_job",
     "get_source",
@@ -281,3 +287,60 @@ def recent_citations(conn: Connection, session_id: str, *, operations: int, excl
             if chunk_id not in ordered:
                 ordered.append(chunk_id)
     return ordered
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """A finished turn of a conversation: the user's message and the answer, for the conversations index."""
+
+    session_id: str
+    operation_id: str
+    workspace: str
+    title: str
+    question: str
+    answer: str
+    finished_at: datetime
+
+
+def finished_exchanges(conn: Connection, since: datetime | None, *, limit: int) -> list[Exchange]:
+    """Chat turns of the main agent that ended well at or after `since`, oldest first: each with its user message
+    and its last answer. Turns left out of the model's context (grounded refusals) and retried answers are left out
+    here too; a turn without both texts is returned with what it has (the caller skips it)."""
+    stmt = (
+        sa.select(o.c.id, o.c.session_id, o.c.updated_at, ss.c.workspace, ss.c.title)
+        .select_from(o.join(ss, ss.c.id == o.c.session_id))
+        .where(o.c.status == "done", o.c.origin == "chat", o.c.parent_operation_id.is_(None))
+        .order_by(o.c.updated_at, o.c.id)
+        .limit(limit)
+    )
+    if since is not None:
+        stmt = stmt.where(o.c.updated_at >= since)
+    found = []
+    for op in conn.execute(stmt).all():
+        texts = conn.execute(
+            sa.select(m.c.kind, m.c.text, m.c.excluded)
+            .where(m.c.operation_id == op.id, m.c.text != "", m.c.superseded.is_(False))
+            .order_by(m.c.position)
+        ).all()
+        if any(t.excluded for t in texts):
+            question = answer = ""
+        else:
+            question = next((t.text for t in texts if t.kind == "request"), "")
+            answer = next((t.text for t in reversed(texts) if t.kind == "response"), "")
+        found.append(
+            Exchange(op.session_id, op.id, op.workspace, op.title or "", question, answer, op.updated_at)
+        )  # fmt: skip
+    return found
+
+
+def delete_sources_like(conn: Connection, kind: str, uri_prefix: str) -> int:
+    """Remove every source of `kind` whose uri starts with `uri_prefix` (in every scope); how many."""
+    escaped = uri_prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    ids = (
+        conn.execute(sa.select(s.c.id).where(s.c.kind == kind, s.c.uri.like(f"{escaped}%", escape="\\")))
+        .scalars()
+        .all()
+    )
+    for source_id in ids:
+        delete_source(conn, source_id)
+    return len(ids)
