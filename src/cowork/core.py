@@ -175,6 +175,7 @@ class Core:
             todos=self.todos,
             overrides=self.tool_policies.overrides,
         )
+        self.recall.observer = self.runtime.observe
         self.model_choices = ModelChoices(
             self.config,
             self.selector,

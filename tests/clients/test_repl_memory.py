@@ -4,11 +4,12 @@ forget it after a yes."""
 from __future__ import annotations
 
 import stat
+import time
 from pathlib import Path
 
 import pytest
 
-from cowork.testing.mockllm import MockLLMServer
+from cowork.testing.mockllm import MockLLMServer, MockResponse
 
 from .test_cli import PROMPT, cli_env, screen
 from .test_repl_approvals import quit_, start
@@ -84,5 +85,34 @@ def test_the_profile_is_shown_set_and_forgotten(
     child.expect(PROMPT)
     child.send("/memory profile forget tone\r")
     child.expect("Your profile is empty")
+    child.expect(PROMPT)
+    quit_(child)
+
+
+def test_observe_this_conversation_and_see_the_observations(
+    workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    mock_llm.set_script([MockResponse(text="Noted, Ada."), MockResponse(text="- Ada prefers tea to coffee.")])
+    child = start(workspace, mock_llm, cli_env, tmp_path)
+    child.send("/memory observe\r")
+    child.expect("No conversation yet")
+    child.expect(PROMPT)
+    child.send("I'm Ada; tea, never coffee.\r")
+    child.expect("Noted, Ada.")
+    child.expect(PROMPT)
+    child.send("/memory observe\r")
+    child.expect("Observing this conversation")
+    child.expect(PROMPT)
+    for _ in range(50):  # the observation is noted in the background
+        child.send("/memory observations\r")
+        if child.expect(["Ada prefers tea to coffee", "No observations in this folder yet"]) == 0:
+            break
+        child.expect(PROMPT)
+        time.sleep(0.2)
+    else:
+        raise AssertionError("no observation was noted")
+    child.expect(PROMPT)
+    child.send("/memory observations forget nope\r")
+    child.expect("No observations 'nope'")
     child.expect(PROMPT)
     quit_(child)

@@ -132,3 +132,30 @@ async def test_the_profile_over_the_wire(client: EventClient) -> None:
     assert (await client.call("memory/profile", {}))["entries"] == got["entries"]  # refusals changed nothing
     gone = await client.call("memory/profile/delete", {"key": "communication_style"})
     assert gone["entries"] == []
+
+
+async def test_observations_over_the_wire(client: EventClient, mock_llm: MockLLMServer) -> None:
+    mock_llm.set_script([MockResponse(text="Hi Ada."), MockResponse(text="- Ada prefers tea to coffee.")])
+    session = await client.call("session/create", {})
+    started = await client.call(
+        "turn/start", {"sessionId": session["id"], "text": "I'm Ada; tea, never coffee.", "clientMessageId": "c9"}
+    )
+    await client.wait_turn_end(started["operationId"])
+    assert (await client.call("memory/observations", {"sessionId": session["id"]}))["observations"] == []
+    observing = await client.call("memory/observe", {"sessionId": session["id"]})
+    await client.wait_turn_end(observing["operationId"])
+    (noted,) = (await client.call("memory/observations", {"sessionId": session["id"]}))["observations"]
+    assert (
+        noted["id"] == f"{session['id']}/{observing['operationId']}" and "Ada prefers tea to coffee." in noted["text"]
+    )
+
+    for method, params, code in [
+        ("memory/observe", {"sessionId": "ses_nope"}, "session_not_found"),
+        ("memory/observations/delete", {"id": "ses_nope/op_x", "sessionId": session["id"]}, "memory_not_found"),
+        ("memory/observations", {"workspace": "relative/path"}, "workspace_not_found"),
+    ]:
+        with pytest.raises(RpcError) as refused:
+            await client.call(method, params)
+        assert refused.value.code == code, method
+    left = await client.call("memory/observations/delete", {"id": noted["id"], "sessionId": session["id"]})
+    assert left["observations"] == []

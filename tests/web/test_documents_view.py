@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import BrowserContext, expect
 
+from cowork.testing.client import EventClient
 from cowork.testing.mockllm import MockLLMServer, MockResponse
 from cowork.testing.server import ServerProcess
 from tests.documents.files import pdf_bytes
@@ -119,4 +120,34 @@ async def test_the_profile_is_corrected_added_to_and_forgotten(
     await expect(row.get_by_test_id("profile-value")).to_have_value("long answers")
     await row.get_by_test_id("profile-forget").click()
     await expect(page.get_by_test_id("profile-empty")).to_be_visible()
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+async def test_observations_are_shown_and_forgotten(
+    context: BrowserContext, server: ServerProcess, mock_llm: MockLLMServer, artifacts: Path
+) -> None:
+    mock_llm.set_script([MockResponse(text="Noted."), MockResponse(text="- Ada prefers <b>tea</b> to coffee.")])
+    page = await open_ui(context, server)
+    page.on("dialog", lambda dialog: dialog.accept())
+    await page.get_by_test_id("composer").fill("I'm Ada; tea, never coffee.")
+    await page.get_by_test_id("send").click()
+    await expect(page.get_by_test_id("assistant-message")).to_have_text("Noted.")
+    client = await EventClient.connect(server.address)
+    try:
+        (session,) = (await client.call("session/list", {}))["sessions"]
+        sid = session["id"]
+        await client.call("session/subscribe", {"sessionId": sid})
+        observing = await client.call("memory/observe", {"sessionId": sid})
+        await client.wait_turn_end(observing["operationId"])
+    finally:
+        await client.close()
+
+    await page.get_by_test_id("tab-memory").click()
+    noted = page.get_by_test_id("observation")
+    await expect(noted).to_have_count(1)
+    await expect(noted).to_contain_text("Ada prefers <b>tea</b> to coffee.")  # text, never markup
+    assert await page.locator("[data-testid=observations] b").count() == 0
+    await page.screenshot(path=str(artifacts / "observations.png"), full_page=True)
+    await noted.get_by_test_id("observation-forget").click()
+    await expect(page.get_by_test_id("observations-empty")).to_be_visible()
     assert page.errors == []  # type: ignore[attr-defined]

@@ -407,6 +407,21 @@ class MemoryConfig(_Section):
     recall_min_similarity: float = Field(
         default=0.4, ge=-1, le=1, description="How similar (cosine) a past turn must be for `auto` recall to use it."
     )
+    observe: bool = Field(
+        default=True,
+        description="Observational memory: once a conversation has been idle for `observe_idle_minutes`, the model "
+        "notes dated observations of its new turns (one request, budgets apply), indexed for `recall`.",
+    )
+    observe_idle_minutes: float = Field(
+        default=60, ge=0, le=100_000, description="How long a conversation rests before it is observed."
+    )
+    observe_min_messages: int = Field(
+        default=6,
+        ge=1,
+        le=10_000,
+        description="Messages (with tool calls and results) a conversation must have "
+        "gained since it was last observed.",
+    )
     context: Literal["off", "auto"] = Field(
         default="off",
         description="`auto`: before each turn, search the folder's index for the user's message and put the best "

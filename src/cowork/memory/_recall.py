@@ -11,6 +11,11 @@ turns are removed from the index.
 The agent searches with the `recall` tool (`memory.recall = "tool"`, the default); with `"auto"`, each turn's prompt
 also gets the few best matches from other conversations above `memory.recall_min_similarity`. Searches exclude the
 asking session (its turns are in its context already) and bring the index up to date first.
+
+Observational memory rides along: every few minutes, conversations idle for `memory.observe_idle_minutes` that
+gained `memory.observe_min_messages` since they were last observed get an `observe` operation (the runtime's
+`_exec_observe`: the model notes dated observations, indexed as the `observations` kind, which `recall` searches
+too). At most `OBSERVE_AT_ONCE` start per check.
 """
 
 from __future__ import annotations
@@ -20,11 +25,12 @@ import contextlib
 import hashlib
 import logging
 import time
-from datetime import datetime
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from cowork.store import Connection, Database, repos
+from cowork.store import Connection, Database, RagSourceRow, repos
 from cowork.store.repos import retrieval as repo
 
 if TYPE_CHECKING:
@@ -36,9 +42,13 @@ __all__ = ["ConversationRecall", "render_recall"]
 log = logging.getLogger(__name__)
 
 KIND: Final = "conversations"
+OBSERVATIONS: Final = "observations"
 WATERMARK = "recall:watermark"
 SYNC_BATCH = 100
 MAX_WAIT_S = 300.0
+OBSERVED = "observed:"
+"""`observed:<session>` in the settings table: the last message position observed (written by `_exec_observe`)."""
+OBSERVE_AT_ONCE = 3
 MAX_SIDE_CHARS = 4000
 """Of a long message or answer, its start is indexed (the chunker splits the rest as usual)."""
 
@@ -81,8 +91,11 @@ class ConversationRecall:
         self._settings = settings
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
+        self._observing: asyncio.Task[None] | None = None
         self._last_turn = 0.0
         self._first_waiting: float | None = None
+        self.observer: Callable[[str], Awaitable[object]] | None = None
+        """Starts an `observe` operation on a session (the runtime's; set once the runtime exists)."""
 
     @property
     def enabled(self) -> bool:
@@ -91,14 +104,55 @@ class ConversationRecall:
     # ---- indexing ------------------------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Catch up, in a quiet moment, on turns a previous process finished but had not indexed."""
+        """Catch up, in a quiet moment, on turns a previous process finished but had not indexed; look for idle
+        conversations to observe every few minutes."""
         self.turn_finished()
+        if self._settings.observe and self.enabled:
+            self._observing = asyncio.get_running_loop().create_task(self._observe_loop(), name="cowork-observe")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        for task in (self._task, self._observing):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    async def _observe_loop(self) -> None:
+        period = min(max(self._settings.observe_idle_minutes * 30, 10.0), 600.0)  # half the idle time, 10 s–10 min
+        while True:
+            await asyncio.sleep(period)
+            try:
+                await self.observe_idle()
+            except Exception:
+                log.warning("looking for conversations to observe failed", exc_info=True)
+
+    async def observe_idle(self) -> list[str]:
+        """Start observing the conversations that rested long enough and gained enough since; their ids."""
+        if self.observer is None or not self._settings.observe:
+            return []
+        idle_before = datetime.now(UTC) - timedelta(minutes=self._settings.observe_idle_minutes)
+
+        def read(conn: Connection) -> list[tuple[str, int, object]]:
+            marks = repos.settings.all_values(conn, prefix=OBSERVED)
+            return [
+                (sid, last, marks.get(OBSERVED + sid))
+                for sid, last in repo.idle_sessions(conn, idle_before=idle_before)
+            ]
+
+        started: list[str] = []
+        for session_id, last, mark in await self._db.read(read):
+            observed = mark if isinstance(mark, int) else -1
+            if last - observed < self._settings.observe_min_messages:
+                continue
+            try:
+                await self.observer(session_id)
+            except Exception as error:  # busy again, no provider: the next check tries again
+                log.info("not observing session %s now: %s", session_id, error)
+                continue
+            started.append(session_id)
+            if len(started) == OBSERVE_AT_ONCE:
+                break
+        return started
 
     def turn_finished(self) -> None:
         """A turn ended well: index it (and any other waiting) once the server has been quiet for a while."""
@@ -177,15 +231,43 @@ class ConversationRecall:
         if await self._db.write(delete):
             self._retrieval.invalidate(KIND)
 
+    # ---- observations --------------------------------------------------------------------------------------------
+
+    async def observations(self, workspace: Path) -> list[tuple[RagSourceRow, str]]:
+        """The folder's observations with their text, newest first."""
+        scope = await asyncio.to_thread(lambda: str(workspace.resolve()))
+        return await self._db.read(lambda c: repo.source_texts(c, OBSERVATIONS, scope))
+
+    async def forget_observation(self, workspace: Path, uri: str) -> bool:
+        """Remove one set of observations from the folder's index; whether it was there."""
+        scope = await asyncio.to_thread(lambda: str(workspace.resolve()))
+
+        def delete(conn: Connection) -> bool:
+            known = repo.get_source(conn, OBSERVATIONS, scope, uri)
+            if known is not None:
+                repo.delete_source(conn, known.id)
+            return known is not None
+
+        gone = await self._db.write(delete)
+        if gone:
+            self._retrieval.invalidate(OBSERVATIONS)
+        return gone
+
     # ---- searching -----------------------------------------------------------------------------------------------
 
     async def search(
         self, workspace: Path, query: str, *, limit: int, exclude_session: str | None, min_similarity: float | None
     ) -> list[Hit]:
-        """The folder's past turns most like `query`, best first (the index brought up to date first)."""
+        """The folder's past turns and observations most like `query`, best first (the index brought up to date
+        first); `exclude_session`'s own turns are left out (its observations are not: they outlive its context)."""
         await self.sync()
-        answer = await self._retrieval.search(
+        turns = await self._retrieval.search(
             workspace, query, kind=KIND, limit=limit + 20, min_similarity=min_similarity
         )
+        observed = await self._retrieval.search(
+            workspace, query, kind=OBSERVATIONS, limit=limit, min_similarity=min_similarity
+        )
         own = f"{exclude_session}/" if exclude_session else None
-        return [h for h in answer.hits if own is None or not h.uri.startswith(own)][:limit]
+        hits = [h for h in turns.hits if own is None or not h.uri.startswith(own)] + observed.hits
+        hits.sort(key=lambda h: -(h.similarity if h.similarity is not None else 0.0))
+        return hits[:limit]

@@ -77,9 +77,9 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     ),
     _cmd(
         "memory",
-        "/memory [show|edit|forget KEY | profile [set KEY VALUE | forget KEY]]",
+        "/memory [show|edit|forget KEY | profile [set KEY VALUE | forget KEY] | observations [forget ID] | observe]",
         "what the agent remembers: list, read, correct in $EDITOR, forget (user:KEY for your own, across folders); "
-        "your profile (in every conversation)",
+        "your profile (in every conversation); observations of past conversations, or observe this one now",
         _REPL,
     ),
     _cmd("connect", "/connect PROVIDER [KEY or URL] [--no-verify]", "save a provider's key or a server URL", _REPL),

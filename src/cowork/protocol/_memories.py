@@ -21,6 +21,10 @@ __all__ = [
     "MemoryRef",
     "MemoryScope",
     "MemoryUpdateParams",
+    "ObservationDeleteParams",
+    "ObservationInfo",
+    "ObservationListResult",
+    "ObserveParams",
     "ProfileDeleteParams",
     "ProfileEntryInfo",
     "ProfileInfo",
@@ -98,3 +102,22 @@ class ProfileSetParams(Params):
 
 class ProfileDeleteParams(Params):
     key: str = Field(min_length=1, max_length=100)
+
+
+class ObserveParams(Params):
+    session_id: str = Field(min_length=1, max_length=200)
+
+
+class ObservationInfo(WireModel):
+    id: str = Field(description="`<session>/<operation>`: the conversation and the `observe` operation that noted it.")
+    title: str
+    text: str = Field(description="Dated observations, one per line (`- 2026-11-27: …`).")
+    noted_at: datetime
+
+
+class ObservationListResult(WireModel):
+    observations: list[ObservationInfo] = Field(description="Newest first.")
+
+
+class ObservationDeleteParams(MemoryListParams):
+    id: str = Field(min_length=1, max_length=500)

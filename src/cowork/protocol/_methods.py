@@ -47,6 +47,9 @@ from ._memories import (
     MemoryListResult,
     MemoryRef,
     MemoryUpdateParams,
+    ObservationDeleteParams,
+    ObservationListResult,
+    ObserveParams,
     ProfileDeleteParams,
     ProfileInfo,
     ProfileSetParams,
@@ -1221,6 +1224,16 @@ METHODS.update(
                   "invalid_params"),
             _spec("memory/profile/delete", ProfileDeleteParams, ProfileInfo, "Forget one profile entry.",
                   "memory_not_found", "invalid_params"),
+            _spec("memory/observations", MemoryListParams, ObservationListResult,
+                  "The folder's observations (observational memory): dated notes the model made of resting "
+                  "conversations, which `recall` searches.", "session_not_found", "workspace_not_found"),
+            _spec("memory/observations/delete", ObservationDeleteParams, ObservationListResult,
+                  "Forget one set of observations (it leaves the index; the conversation is not observed again).",
+                  "memory_not_found", "session_not_found", "workspace_not_found"),
+            _spec("memory/observe", ObserveParams, TurnStartResult,
+                  "Observe a conversation now: an `observe` operation notes dated observations of its turns not "
+                  "observed yet (one model request; budgets apply).", "session_not_found", "busy", "no_provider",
+                  "unknown_provider"),
         )
     }
 )  # fmt: skip

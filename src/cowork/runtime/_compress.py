@@ -33,7 +33,7 @@ __all__ = ["SUMMARY_PREFIX", "compress", "split_point"]
 _PART_CHARS = 2000
 
 
-def _transcript(messages: list[ModelMessage]) -> str:
+def transcript_text(messages: list[ModelMessage]) -> str:
     lines: list[str] = []
     for message in messages:
         for part in message.parts:
@@ -79,7 +79,7 @@ async def compress(
     instructions = template_text("summarize")
     if focus:
         instructions += f"\n\nThe user asks the summary to keep in particular: {focus}"
-    request = ModelRequest(parts=[UserPromptPart(_transcript(old))], instructions=instructions)
+    request = ModelRequest(parts=[UserPromptPart(transcript_text(old))], instructions=instructions)
     try:
         response = await direct.model_request(model, [request], model_settings=settings, instrument=False)
     except (ModelAPIError, UnexpectedModelBehavior) as exc:

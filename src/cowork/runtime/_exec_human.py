@@ -122,7 +122,7 @@ class HumanSteps(RunnerBase):
 
     async def _finish(self) -> None:
         last = self.state.messages[-1] if self.state.messages else None
-        if self.state.origin == "compact":
+        if self.state.origin in ("compact", "observe"):
             summary = self.state.summary or ""
         else:
             summary = display_text(last) if isinstance(last, ModelResponse) else ""

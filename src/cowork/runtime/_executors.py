@@ -49,6 +49,7 @@ from cowork.tools._fsutil import run_blocking
 from ._exec_context import ContextSteps
 from ._exec_human import HumanSteps
 from ._exec_model import ModelSteps
+from ._exec_observe import ObserveSteps
 from ._runner import (
     ApplySteering,
     AskHuman,
@@ -59,6 +60,7 @@ from ._runner import (
     CompressContext,
     Finish,
     Instruction,
+    Observe,
     Pause,
     RecordToolResults,
     RequestHumanApprove,
@@ -89,7 +91,7 @@ C = ToolCallStatus
 S = OperationStatus
 
 
-class OperationRunner(ContextSteps, ModelSteps, HumanSteps):
+class OperationRunner(ContextSteps, ObserveSteps, ModelSteps, HumanSteps):
     """Advances one operation: decide, execute, persist, repeat."""
 
     # -- the loop ---------------------------------------------------------------------------------------------
@@ -217,6 +219,8 @@ class OperationRunner(ContextSteps, ModelSteps, HumanSteps):
             self._apply_steering()
         elif isinstance(instruction, CompressContext):
             await self._compress()
+        elif isinstance(instruction, Observe):
+            await self.observe()
         elif isinstance(instruction, Pause):
             await self._pause(instruction)
             return False

@@ -35,7 +35,7 @@ from ._views import operation_not_found
 __all__ = ["NewOperation", "Operations", "Origin", "preload"]
 
 S = OperationStatus
-Origin: TypeAlias = Literal["chat", "sub_agent", "automation", "compact"]
+Origin: TypeAlias = Literal["chat", "sub_agent", "automation", "compact", "observe"]
 _DEFAULT_CONTEXT_WINDOW = 128_000
 _SUB_AGENT_EXCLUDED = {"spawnAgent", "ask", "todoWrite"}
 _EXPLORE_EXCLUDED = {*_SUB_AGENT_EXCLUDED, "memory", "skill", "webSearch", "webFetch"}

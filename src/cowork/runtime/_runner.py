@@ -30,6 +30,7 @@ __all__ = [
     "Decision",
     "Finish",
     "Instruction",
+    "Observe",
     "Pause",
     "RecordToolResults",
     "RequestHumanApprove",
@@ -96,6 +97,11 @@ class CompressContext:
 
 
 @dataclass(frozen=True)
+class Observe:
+    """Note dated observations of the conversation's turns not yet observed (an `observe` operation)."""
+
+
+@dataclass(frozen=True)
 class Pause:
     """A guardrail: wait for the user to say whether to go on."""
 
@@ -131,6 +137,7 @@ Instruction: TypeAlias = (
     | RecordToolResults
     | ApplySteering
     | CompressContext
+    | Observe
     | Pause
     | Stop
     | Finish
@@ -283,6 +290,8 @@ def decide(state: OperationState, limits: Limits, policy: Policy, *, now: float)
         return [Wait()]
     if state.origin == "compact":  # `/compact`: compress once, then end; the model is not asked anything else
         return [Finish()] if state.summary is not None else [CompressContext()]
+    if state.origin == "observe":  # observational memory: observe once, then end
+        return [Finish()] if state.summary is not None else [Observe()]
     last = state.messages[-1] if state.messages else None
     # Told apart by their tag rather than isinstance: deciding needs no pydantic-ai import.
     if last is not None and last.kind == "response" and state.calls:

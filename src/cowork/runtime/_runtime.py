@@ -128,6 +128,10 @@ class Runtime:
         """`session/compact` (see `Turns.compact`)."""
         return await self.turns.compact(params)
 
+    async def observe(self, session_id: str) -> TurnStartResult:
+        """Note observations of the session's unobserved turns (observational memory), in an operation."""
+        return await self.turns.observe(session_id)
+
     async def steer(self, params: TurnSteerParams) -> TurnSteerResult:
         """`turn/steer` (see `Turns.steer`)."""
         return await self.turns.steer(params)

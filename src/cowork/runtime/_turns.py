@@ -213,6 +213,45 @@ class Turns:
             )
             return TurnStartResult(operation_id=operation_id, status=S.RUNNING, duplicate=False)
 
+    async def observe(self, session_id: str) -> TurnStartResult:
+        """Note observations of the session's turns not yet observed, in an operation of its own (observational
+        memory; see `_exec_observe`). The history is read, never changed.
+
+        Raises:
+            ProtocolError: `session_not_found`; `busy` while a turn is in play; `no_provider`/`unknown_provider`.
+        """
+        sid = session_id
+        ops = self._ops
+        async with ops.session_lock(sid):
+            session, active = await ops.deps.db.read(
+                lambda conn: (
+                    repos.sessions.get(conn, sid),
+                    repos.operations.latest_active(conn, sid, [S.RUNNING, S.WAITING_FOR_HUMAN, S.INTERRUPTED]),
+                )
+            )
+            if session is None:
+                raise session_not_found(sid)
+            running = ops.running_turn(sid)
+            in_play = running.state.id if running is not None else active.id if active is not None else None
+            if in_play is not None:
+                raise busy("This session has a turn in progress; observe it once the turn has ended.", in_play)
+            history = await self._history(sid, take=False)
+            self._settings.remember(session)
+            _, target = await self._target(session, "Note what is worth remembering from this conversation.")
+            operation_id = new_id("op")
+            await ops.new_operation(
+                NewOperation(
+                    session_id=sid,
+                    thread_id=sid,
+                    origin="observe",
+                    target=target,
+                    workspace=Path(session.workspace),
+                    operation_id=operation_id,
+                    history=history,
+                )
+            )
+            return TurnStartResult(operation_id=operation_id, status=S.RUNNING, duplicate=False)
+
     async def _history(self, session_id: str, *, take: bool) -> CachedThread:
         """The session's model-facing history: the cached one (removed from the cache with `take`, as an operation
         about to change it does), else read from the store and repaired."""

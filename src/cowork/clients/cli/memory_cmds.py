@@ -29,6 +29,7 @@ __all__ = ["run_memory_command"]
 
 _USAGE = "Usage: /memory · /memory show KEY · /memory edit KEY · /memory forget KEY   (KEY or user:KEY)"
 _PROFILE_USAGE = "Usage: /memory profile · /memory profile set KEY VALUE · /memory profile forget KEY"
+_OBSERVATIONS_USAGE = "Usage: /memory observations · /memory observations forget ID · /memory observe"
 
 
 def _ref(repl: Repl, key: str) -> dict[str, Any]:
@@ -94,6 +95,38 @@ async def _profile(repl: Repl, arg: str) -> None:
         repl.console.print(Text(_PROFILE_USAGE, style="yellow"))
 
 
+async def _observations(repl: Repl, arg: str) -> None:
+    action, _, ident = arg.strip().partition(" ")
+    where = {"workspace": str(repl.options.workspace)}
+    if not action:
+        found = (await repl.rpc.call("memory/observations", where))["observations"]
+    elif action == "forget" and ident.strip():
+        found = (await repl.rpc.call("memory/observations/delete", {**where, "id": ident.strip()}))["observations"]
+        repl.console.print(Text(f"Forgot {clean(ident.strip())}.", style="bold"))
+    else:
+        repl.console.print(Text(_OBSERVATIONS_USAGE, style="yellow"))
+        return
+    if not found:
+        repl.console.print(
+            Text("No observations in this folder yet: conversations are observed once they have rested "
+                 "(memory.observe_idle_minutes), or now with /memory observe.", "dim")
+        )  # fmt: skip
+        return
+    for item in found:
+        repl.console.print(Text(f"{item['id']} — {item['title']}", style="bold"))
+        repl.console.print(Text(clean(item["text"])))
+
+
+async def _observe(repl: Repl) -> None:
+    if repl.session is None:
+        repl.console.print(Text("No conversation yet: say something first.", style="yellow"))
+        return
+    started = await repl.rpc.call("memory/observe", {"sessionId": repl.session.id})
+    repl.console.print(
+        Text(f"Observing this conversation ({started['operationId']}); /memory observations shows the result.", "dim")
+    )
+
+
 async def run_memory_command(repl: Repl, arg: str) -> None:
     from cowork.clients.connection import RpcError
 
@@ -104,6 +137,12 @@ async def run_memory_command(repl: Repl, arg: str) -> None:
         return
     if action == "profile":
         await _profile(repl, key)
+        return
+    if action == "observations":
+        await _observations(repl, key)
+        return
+    if action == "observe" and not key:
+        await _observe(repl)
         return
     if action not in ("show", "edit", "forget") or not key:
         repl.console.print(Text(_USAGE, style="yellow"))

@@ -27,6 +27,10 @@ from cowork.protocol import (
     MemorySearchParams,
     MemorySearchResult,
     MemoryUpdateParams,
+    ObservationDeleteParams,
+    ObservationInfo,
+    ObservationListResult,
+    ObserveParams,
     PassageInfo,
     PassageParams,
     ProfileDeleteParams,
@@ -34,6 +38,7 @@ from cowork.protocol import (
     ProfileInfo,
     ProfileSetParams,
     ProtocolError,
+    TurnStartResult,
 )
 from cowork.retrieval import IngestError, job_info, search_result
 from cowork.tools import MemoryFile, MemoryFiles, MemoryNotFound, ToolError
@@ -49,6 +54,9 @@ __all__ = [
     "memory_delete",
     "memory_get",
     "memory_list",
+    "memory_observations",
+    "memory_observations_delete",
+    "memory_observe",
     "memory_passage",
     "memory_profile",
     "memory_profile_delete",
@@ -233,3 +241,32 @@ async def memory_profile_set(core: Core, peer: Peer | None, params: ProfileSetPa
 
 async def memory_profile_delete(core: Core, peer: Peer | None, params: ProfileDeleteParams) -> ProfileInfo:
     return await _change_profile(core, {}, [params.key])
+
+
+# ---- observational memory ----------------------------------------------------------------------------------------
+
+
+async def _observations(core: Core, folder: Path) -> ObservationListResult:
+    found = await core.recall.observations(folder)
+    return ObservationListResult(
+        observations=[
+            ObservationInfo(id=row.uri, title=row.title, text=text, noted_at=row.indexed_at) for row, text in found
+        ]
+    )
+
+
+async def memory_observations(core: Core, peer: Peer | None, params: MemoryListParams) -> ObservationListResult:
+    return await _observations(core, await _folder(core, params.session_id, params.workspace))
+
+
+async def memory_observations_delete(
+    core: Core, peer: Peer | None, params: ObservationDeleteParams
+) -> ObservationListResult:
+    folder = await _folder(core, params.session_id, params.workspace)
+    if not await core.recall.forget_observation(folder, params.id):
+        raise ProtocolError(ErrorCode.MEMORY_NOT_FOUND, f"No observations {params.id!r} in this folder.")
+    return await _observations(core, folder)
+
+
+async def memory_observe(core: Core, peer: Peer | None, params: ObserveParams) -> TurnStartResult:
+    return await core.runtime.observe(params.session_id)

@@ -31,11 +31,13 @@ __all__ = [
     "fts_search",
     "get_job",
     "get_source",
+    "idle_sessions",
     "jobs",
     "prune_jobs",
     "put_source",
     "recent_citations",
     "record_citations",
+    "source_texts",
     "sources",
     "stage",
     "staged",
@@ -344,3 +346,28 @@ def delete_sources_like(conn: Connection, kind: str, uri_prefix: str) -> int:
     for source_id in ids:
         delete_source(conn, source_id)
     return len(ids)
+
+
+def idle_sessions(conn: Connection, *, idle_before: datetime) -> list[tuple[str, int]]:
+    """Sessions whose last operation ended before `idle_before` and none is in play, with the position of their
+    last message: the candidates for observation (the caller compares with how far each was observed)."""
+    last_op = sa.select(o.c.session_id, sa.func.max(o.c.updated_at).label("last")).group_by(o.c.session_id).subquery()
+    busy = sa.select(o.c.session_id).where(o.c.status.in_(("running", "waiting_for_human", "interrupted")))
+    last_message = (
+        sa.select(m.c.session_id, sa.func.max(m.c.position).label("position")).group_by(m.c.session_id).subquery()
+    )
+    stmt = (
+        sa.select(last_message.c.session_id, last_message.c.position)
+        .join(last_op, last_op.c.session_id == last_message.c.session_id)
+        .where(last_op.c.last < idle_before, last_message.c.session_id.not_in(busy))
+    )
+    return [(r.session_id, int(r.position)) for r in conn.execute(stmt)]
+
+
+def source_texts(conn: Connection, kind: str, scope: str) -> list[tuple[RagSourceRow, str]]:
+    """Every source of `kind` in `scope` with its text (its chunks joined), newest first."""
+    found = []
+    for source in sorted(sources(conn, kind, scope), key=lambda r: r.indexed_at, reverse=True):
+        texts = conn.execute(sa.select(c.c.text).where(c.c.source_id == source.id).order_by(c.c.ordinal)).scalars()
+        found.append((source, "\n".join(texts)))
+    return found

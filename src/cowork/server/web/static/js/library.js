@@ -161,18 +161,19 @@ export class MemoryView {
   }
 
   async load() {
-    let memories, profile;
+    let memories, profile, observations;
     try {
-      [memories, profile] = await Promise.all([
+      [memories, profile, observations] = await Promise.all([
         this.app.rpc.call("memory/list", this.target()).then((r) => r.memories),
         this.app.rpc.call("memory/profile", {}),
+        this.app.rpc.call("memory/observations", this.target()).then((r) => r.observations),
       ]);
     } catch (err) {
       clear(this.el).append(h("p", { class: "error" }, `Could not load memories: ${err.message}`));
       return;
     }
     clear(this.el);
-    this.el.append(this.profileSection(profile));
+    this.el.append(this.profileSection(profile), this.observationsSection(observations));
     this.editor = h("div", { class: "memory-editor", "data-testid": "memory-editor", hidden: true });
     const rows = memories.map((m) => h("tr", { "data-testid": "memory-row", dataset: { key: m.key, scope: m.scope } },
       h("td", { "data-label": "Memory" }, h("button", { class: "link", "data-testid": "memory-open", onclick: () => this.open(m.scope, m.key) }, m.key),
@@ -230,6 +231,27 @@ export class MemoryView {
         ? h("table", { class: "grid" }, h("thead", {}, h("tr", {}, ["About you", "Value", "By", "Updated", ""].map((t) => h("th", {}, t)))), h("tbody", {}, rows))
         : h("p", { class: "muted", "data-testid": "profile-empty" }, "Nothing about you yet."),
       h("div", { class: "row" }, key, value, add));
+  }
+
+  observationsSection(observations) {
+    const items = observations.map((o) => h("div", { class: "observation", "data-testid": "observation", dataset: { id: o.id } },
+      h("div", { class: "hit-head" }, h("strong", {}, o.title), h("span", { class: "muted" }, ` · ${shortTime(o.notedAt)}`),
+        h("button", { class: "danger", "data-testid": "observation-forget", onclick: async () => {
+          if (!window.confirm(`Forget these observations (${o.title})?`)) return;
+          try {
+            await this.app.rpc.call("memory/observations/delete", { id: o.id, ...this.target() });
+          } catch (err) {
+            toast(`Could not forget them: ${err.message}`, "error");
+            return;
+          }
+          await this.load();
+          toast("Forgot those observations.");
+        } }, "Forget")),
+      h("p", { class: "hit-text" }, o.text)));
+    return h("section", { class: "observations", "data-testid": "observations" },
+      h("h2", {}, "Observations"),
+      h("p", { class: "muted" }, "Dated notes the agent made of this folder's conversations once they rested; it recalls them later."),
+      items.length ? items : h("p", { class: "muted", "data-testid": "observations-empty" }, "No observations yet."));
   }
 
   async open(scope, key) {
