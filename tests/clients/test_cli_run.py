@@ -293,6 +293,7 @@ def test_a_newer_servers_unknown_events_are_shown_neutrally_and_the_turn_complet
         "· event hologram\n"
         "· event tool_call (unreadable: step: Input should be a valid integer, unable to parse string as an integer"
         " (+3 more))\n"
+        "Sources: [1] docs/leave.md › Holiday policy\n"  # once the turn has ended, under its answer
     )
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
-from textual.widgets import Collapsible, Markdown
+from textual.widgets import Collapsible, Markdown, Static
 
 from cowork.clients.connection import ServerAddress
 from cowork.clients.tui import CoworkApp, TuiOptions
@@ -15,7 +16,7 @@ from cowork.clients.tui.state import UsageTotals
 from cowork.clients.tui.widgets import ChatView, McpPanel, UsageBar
 from cowork.protocol import PendingQuestion, PendingRequests, SessionInfo, parse_event
 
-from ..samples import transcript
+from ..samples import transcript, wire
 
 pytestmark = pytest.mark.anyio
 
@@ -91,6 +92,7 @@ async def test_every_event_type_is_shown_or_ignored_and_unknown_ones_get_a_neutr
         assert lines == [
             "› Why does the build fail?",
             "The build fails.",  # the streamed chunk opened it, the complete message replaced its text
+            "Sources: [1] docs/leave.md › Holiday policy",  # under the answer, though the citations came last
             "✻ thinking",
             "[cyan]●[/] [b]read[/b][dim](filePath=ci.log)[/dim][dim]  ⎿ 2 lines, 4 chars[/dim]",
             "  │ reading…",
@@ -135,3 +137,56 @@ async def test_the_usage_bar_says_today_only_when_something_priced_was_spent(
         await pilot.pause()
         line = str(bar.render())
         assert shown in line and hidden not in line
+
+
+def _citation(chunk: int, path: str, heading: str, origin: str = "search") -> dict[str, object]:
+    return {"chunkId": chunk, "path": path, "title": path, "heading": heading, "similarity": None, "origin": origin}
+
+
+async def test_an_answers_sources_go_under_it_numbered_across_its_operation_each_once() -> None:
+    long_heading = "Employee handbook › Leave and absence › Holiday policy for part-time staff in their first year"
+    turn: list[tuple[str, dict[str, Any]]] = [
+        ("user_message", {"operationId": "op_a", "messageId": "m1", "text": "Days off?", "clientMessageId": "c1"}),
+        ("citations", {"operationId": "op_a", "step": 0, "citations": [_citation(7, "docs/leave.md", "Holiday policy")]}),
+        ("assistant_message", {"operationId": "op_a", "step": 0, "messageId": "m2", "text": "Let me look further."}),
+        ("tool_call", {"operationId": "op_a", "step": 0, "toolCallId": "t1", "name": "searchDocuments",
+                       "arguments": {"query": "part-time"}}),
+        ("citations", {"operationId": "op_a", "step": 0, "citations": [
+            _citation(7, "docs/leave.md", "Holiday policy", "tool"),
+            _citation(9, "handbook.md", long_heading, "tool"),
+            _citation(3, "<b>x</b>.md", "\x1b[31mred", "tool"),
+        ]}),
+        ("assistant_message", {"operationId": "op_a", "step": 1, "messageId": "m3", "text": "Twenty-five days."}),
+        ("operation_status", {"operationId": "op_a", "status": "done"}),
+        ("user_message", {"operationId": "op_b", "messageId": "m4", "text": "And then?", "clientMessageId": "c2"}),
+        ("citations", {"operationId": "op_b", "step": 0, "citations": [_citation(9, "handbook.md", "", "backfill")]}),
+        ("assistant_message", {"operationId": "op_b", "step": 0, "messageId": "m5", "text": "They expire."}),
+        ("operation_status", {"operationId": "op_b", "status": "done"}),
+    ]  # fmt: skip
+    app = CoworkApp()
+    async with app.run_test(size=(120, 60)) as pilot:
+        await app.show_session(
+            SessionInfo(id="ses_1", title="t", workspace="/p", created_at=T0, updated_at=T0, last_seq=0)
+        )
+        app.state.subscribed(0, PendingRequests())
+        for seq, (kind, payload) in enumerate(turn, 1):
+            await app.apply_event(parse_event(wire(seq, kind, payload)))
+        await pilot.pause()
+        chat = app.query_one(ChatView)
+        lines = [
+            child.source if isinstance(child, Markdown) else (child.render() if isinstance(child, Static) else "tool")
+            for child in chat.children
+        ]
+        assert [str(line) for line in lines] == [
+            "› Days off?",
+            "Let me look further.",
+            "tool",
+            "Twenty-five days.",  # the newest answer: the sources moved under it, one number per passage
+            "Sources: [1] docs/leave.md › Holiday policy · [2] handbook.md › … › Holiday policy for part-time staff…"
+            " · [3] <b>x</b>.md › \\x1b[31mred",
+            "› And then?",
+            "They expire.",
+            "Sources: [1] handbook.md",  # a new operation counts from 1; no heading, just the path
+        ]
+        sources = [child for child in chat.children if child.has_class("sources")]
+        assert len(sources) == 2 and all(child.has_class("note") for child in sources)

@@ -13,6 +13,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from cowork.clients import format as fmt
+from cowork.clients.sources import Sources, sources_line
 from cowork.protocol import (
     AgentSpawned,
     ApprovalRequested,
@@ -71,7 +72,15 @@ class TurnView:
     same console in the REPL, and stderr for `cowork run`.
     """
 
-    def __init__(self, console: Console, operation_id: str | None = None, *, notes: Console | None = None) -> None:
+    def __init__(
+        self,
+        console: Console,
+        operation_id: str | None = None,
+        *,
+        notes: Console | None = None,
+        sources: Sources | None = None,
+    ) -> None:
+        """`sources`: the operation's sources so far, when following a turn that had begun (`/continue`)."""
         self.console = console
         self.notes = notes or console
         self.operation_id = operation_id
@@ -79,6 +88,7 @@ class TurnView:
         self.status: OperationStatus | None = None
         self.typed = ""
         self.children: dict[str, str] = {}
+        self.sources = sources if sources is not None else Sources()
         self._text = ""
         self._live: Live | None = None
         self._thinking_step: int | None = None
@@ -201,7 +211,9 @@ class TurnView:
                 print_error(self.notes, str(payload.code), payload.message)
             case OperationStatusChanged():
                 self._on_status(payload)
-            case UserMessage() | SessionUpdated() | Citations():
+            case Citations():
+                self.sources.add(payload)  # shown under the answer, once the turn has ended
+            case UserMessage() | SessionUpdated():
                 pass  # the user typed it; a title or model change is not part of the answer
             case ApprovalRequested() | ApprovalResolved() | Ask() | AskResolved():
                 pass  # the REPL, which owns the prompt, answers these; `cowork run` by its flags
@@ -270,6 +282,8 @@ class TurnView:
         self.status = payload.status
         self.done = True
         self.stop()
+        if self.sources:
+            self._line(sources_line(self.sources))
         if payload.status == OperationStatus.CANCELLED:
             self.notes.print(fmt.cancelled(payload.reason))
         elif payload.status == OperationStatus.INTERRUPTED:

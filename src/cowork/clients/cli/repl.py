@@ -41,6 +41,7 @@ from cowork.clients.format import (
     shorten,
     summarize_arguments,
 )
+from cowork.clients.sources import Sources, operation_sources
 from cowork.clients.trace_view import NO_TRACE_YET, trace_lines, trace_params
 from cowork.protocol import (
     SLASH_COMMANDS,
@@ -57,7 +58,6 @@ from cowork.protocol import (
     ClientInfo,
     ContextCompressed,
     ErrorEvent,
-    EventsReplayParams,
     Guardrail,
     HealthResult,
     InitializeParams,
@@ -117,21 +117,31 @@ from cowork.protocol import (
 
 from .completion import SlashCompleter
 from .documents import show_documents
+from .event_log import session_payloads
 from .keys import KeyReader, LineEditor, prompt_bindings
 from .mcp_cmds import MCP_HELP, run_mcp_command
 from .memory_cmds import run_memory_command
 from .models_cmds import run_model_command
 from .render import TurnView, print_error
+from .source_cmds import SOURCE_HELP, run_source_command
 
 __all__ = ["Repl", "ReplOptions", "run_repl"]
 
-COMMANDS: dict[str, str] = {
-    f"/{c.name}": c.summary if c.usage == f"/{c.name}" else f"{c.usage} — {c.summary}"
-    for c in SLASH_COMMANDS
-    if "repl" in c.clients
-}
-"""The REPL's slash commands: the one table every client shares (`cowork.protocol.SLASH_COMMANDS`)."""
-COMMANDS["/mcp"] = MCP_HELP
+
+def _commands() -> dict[str, str]:
+    commands: dict[str, str] = {}
+    for c in SLASH_COMMANDS:
+        if "repl" in c.clients:
+            commands[f"/{c.name}"] = c.summary if c.usage == f"/{c.name}" else f"{c.usage} — {c.summary}"
+        if c.name == "memory":
+            # Not in the shared table (protocol v10 has no entry for it yet); listed with what the agent knows.
+            commands["/source"] = SOURCE_HELP
+    commands["/mcp"] = MCP_HELP
+    return commands
+
+
+COMMANDS = _commands()
+"""The REPL's slash commands: the one table every client shares (`cowork.protocol.SLASH_COMMANDS`), and `/source`."""
 
 _COMMAND_WORD = re.compile(r"/[A-Za-z][\w-]*")
 
@@ -269,11 +279,11 @@ class Repl:
             return
         await self.follow(started.operation_id)
 
-    async def follow(self, operation_id: str) -> None:
+    async def follow(self, operation_id: str, sources: Sources | None = None) -> None:
         """Render the operation until it ends; answer its approvals and questions; send typed text as steering."""
         assert self.session is not None
         session_id = self.session.id
-        view = TurnView(self.console, operation_id)
+        view = TurnView(self.console, operation_id, sources=sources)
         inputs: asyncio.Queue[str | None] = asyncio.Queue()
         interrupts = 0
 
@@ -484,7 +494,9 @@ class Repl:
                 print_error(self.console, exc.code, exc.message)
                 return
         self._last_interrupted = None
-        await self.follow(operation_id)
+        # Its sources so far keep their numbers: the line under the answer counts on from them.
+        sources = operation_sources(await session_payloads(self.rpc, self.session.id), operation_id)
+        await self.follow(operation_id, sources)
 
     # -- commands ---------------------------------------------------------------------------------------------
 
@@ -518,6 +530,7 @@ class Repl:
             "/cwd": self._cwd,
             "/mcp": lambda a: run_mcp_command(self, a),
             "/memory": lambda a: run_memory_command(self, a),
+            "/source": lambda a: run_source_command(self, a),
             "/network": lambda a: self._switch("network", a),
             "/yolo": lambda a: self._switch("yolo", a),
         }
@@ -870,16 +883,7 @@ class Repl:
     async def _turn_messages(self) -> list[str]:
         """The user's messages that started a turn, numbered as `/rewind N` counts them (from the event log)."""
         assert self.session is not None
-        payloads = []
-        after = 0
-        while True:
-            params = EventsReplayParams(session_id=self.session.id, after_seq=after, limit=10_000)
-            page = await self.rpc.call("events/replay", params)
-            events = [parse_event(raw) for raw in page.get("events") or []]
-            payloads += [e.payload for e in events if isinstance(e.payload, UserMessage)]
-            if not page.get("hasMore") or not events:
-                return fmt.turn_messages(payloads)
-            after = events[-1].seq
+        return fmt.turn_messages(await session_payloads(self.rpc, self.session.id))
 
     async def _search(self, arg: str) -> None:
         """`/search WORDS`: every folder's sessions, where they say all the words (messages and tool results)."""

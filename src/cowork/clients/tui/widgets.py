@@ -13,6 +13,7 @@ from textual.widgets import Collapsible, ListItem, ListView, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from cowork.clients import format as fmt
+from cowork.clients.sources import Sources, sources_line
 from cowork.protocol import (
     AgentSpawned,
     ApprovalRequested,
@@ -126,9 +127,13 @@ class ChatView(VerticalScroll):
         self._thinking: dict[tuple[str, int], tuple[Static, list[str]]] = {}
         self._tools: dict[str, ToolCallLine] = {}
         self._children_ops: dict[str, str] = {}
+        self._sources: dict[str, tuple[Sources, Static]] = {}  # an operation's sources, and the line showing them
+        self._latest_answer: dict[str, Markdown] = {}  # an operation's newest answer: its sources go under it
 
     async def clear(self) -> None:
         await self.close_streams()
+        self._sources.clear()
+        self._latest_answer.clear()
         self._answers.clear()
         self._thinking.clear()
         self._tools.clear()
@@ -206,7 +211,9 @@ class ChatView(VerticalScroll):
             case AgentSpawned():
                 self._children_ops[payload.child_operation_id] = payload.agent_type
                 await self.note(fmt.agent_spawned(payload))
-            case Usage() | Todos() | SessionUpdated() | Citations():
+            case Citations():
+                await self._on_citations(payload)
+            case Usage() | Todos() | SessionUpdated():
                 pass  # shown by the usage bar, the todos panel and the title (the app routes them there)
             case UnknownPayload():
                 await self.note(fmt.unknown_event(payload))
@@ -227,7 +234,7 @@ class ChatView(VerticalScroll):
                 return  # already complete (a replayed chunk after its message): nothing to add
             markdown = Markdown(classes="assistant")
             self._answers[key] = markdown
-            await self._add(markdown)
+            await self._add_answer(p.operation_id, markdown)
             entry = (markdown, Markdown.get_stream(markdown))
             self._streams[key] = entry
         await entry[1].write(p.text)
@@ -245,10 +252,32 @@ class ChatView(VerticalScroll):
                 return
             markdown = Markdown(classes="assistant")
             self._answers[key] = markdown
-            await self._add(markdown)
+            await self._add_answer(p.operation_id, markdown)
         if markdown.source != p.text:
             # Chunks may have been dropped under back-pressure: the complete message is the truth.
             await markdown.update(p.text)
+
+    async def _add_answer(self, operation_id: str, markdown: Markdown) -> None:
+        await self._add(markdown)
+        self._latest_answer[operation_id] = markdown
+        if (shown := self._sources.get(operation_id)) is not None:
+            self.move_child(shown[1], after=markdown)
+
+    async def _on_citations(self, p: Citations) -> None:
+        """The operation's `Sources:` line, under its newest answer (numbered across the operation, each once)."""
+        shown = self._sources.get(p.operation_id)
+        if shown is None:
+            sources = Sources()
+            sources.add(p)
+            line = Static(sources_line(sources), classes="note sources")
+            self._sources[p.operation_id] = (sources, line)
+            answer = self._latest_answer.get(p.operation_id)
+            if answer is None:
+                await self._add(line)
+            else:
+                await self.mount(line, after=answer)
+        elif shown[0].add(p):
+            shown[1].update(sources_line(shown[0]))
 
     async def _on_reasoning(self, p: Reasoning) -> None:
         key = (p.operation_id, p.step)
