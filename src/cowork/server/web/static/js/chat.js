@@ -4,6 +4,7 @@ import { documentChips } from "./documents.js";
 import { append, clear, diffView, h, json, money, toast } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import { rewind } from "./restore.js";
+import { SourceList } from "./sources.js";
 import { traceButton } from "./trace.js";
 
 // A button that copies a code block's text (not its language label) to the clipboard.
@@ -160,10 +161,13 @@ const HANDLERS = {
   agent_spawned(view, p) {
     view.note(`Sub-agent (${p.agentType}) started: ${p.task}`, "info");
   },
+  citations(view, p) {
+    view.citations(p);
+  },
 };
 
 // Types the page knows and deliberately shows nothing for (none today).
-const IGNORED = new Set(["citations"]);
+const IGNORED = new Set([]);
 
 export class SessionView {
   constructor(app, session) {
@@ -177,6 +181,8 @@ export class SessionView {
     this.operations = new Map(); // operationId -> status
     this.banners = new Map(); // operationId -> banner element
     this.traceLinks = new Map(); // operationId -> the row holding its Trace button
+    this.sources = new Map(); // operationId -> its SourceList (sources.js)
+    this.answers = new Map(); // operationId -> its newest answer bubble's element (the sources go under it)
     this.todos = [];
     this.userMessages = 0;
     this.userTexts = new Map(); // the user's message number -> its text (for a rewind's dialog)
@@ -233,8 +239,24 @@ export class SessionView {
       b = { el, body, reasoning: null, reasoningBody: null, text: "", reasoningText: "", final: false };
       this.bubbles.set(key, b);
       this.add(el);
+      this.answers.set(operationId, el);
+      const sources = this.sources.get(operationId);
+      if (sources) el.after(sources.el);
     }
     return b;
+  }
+
+  // Under the operation's newest answer (moved on as later steps answer), or at the end before it has one.
+  citations(p) {
+    let sources = this.sources.get(p.operationId);
+    if (!sources) {
+      sources = new SourceList(this, p.operationId);
+      this.sources.set(p.operationId, sources);
+      const answer = this.answers.get(p.operationId);
+      if (answer) answer.after(sources.el);
+      else this.add(sources.el);
+    }
+    sources.add(p.citations || []);
   }
 
   queueRender(operationId, step) {
