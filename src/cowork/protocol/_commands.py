@@ -82,6 +82,7 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
         "your profile (in every conversation); observations of past conversations, or observe this one now",
         _REPL,
     ),
+    _cmd("source", "/source N", "the passage the latest answer's source N is (its Sources: line numbers them)", _REPL),
     _cmd("connect", "/connect PROVIDER [KEY or URL] [--no-verify]", "save a provider's key or a server URL", _REPL),
     _cmd("disconnect", "/disconnect PROVIDER", "forget a saved key and URL", _REPL),
     _cmd("provider", "/provider [ID]", "which providers are connected, and what to do about the others", _REPL),

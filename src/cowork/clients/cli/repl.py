@@ -123,7 +123,7 @@ from .mcp_cmds import MCP_HELP, run_mcp_command
 from .memory_cmds import run_memory_command
 from .models_cmds import run_model_command
 from .render import TurnView, print_error
-from .source_cmds import SOURCE_HELP, run_source_command
+from .source_cmds import run_source_command
 
 __all__ = ["Repl", "ReplOptions", "run_repl"]
 
@@ -133,15 +133,12 @@ def _commands() -> dict[str, str]:
     for c in SLASH_COMMANDS:
         if "repl" in c.clients:
             commands[f"/{c.name}"] = c.summary if c.usage == f"/{c.name}" else f"{c.usage} — {c.summary}"
-        if c.name == "memory":
-            # Not in the shared table (protocol v10 has no entry for it yet); listed with what the agent knows.
-            commands["/source"] = SOURCE_HELP
     commands["/mcp"] = MCP_HELP
     return commands
 
 
 COMMANDS = _commands()
-"""The REPL's slash commands: the one table every client shares (`cowork.protocol.SLASH_COMMANDS`), and `/source`."""
+"""The REPL's slash commands: the one table every client shares (`cowork.protocol.SLASH_COMMANDS`)."""
 
 _COMMAND_WORD = re.compile(r"/[A-Za-z][\w-]*")
 

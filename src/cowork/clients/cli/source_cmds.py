@@ -19,9 +19,8 @@ from .event_log import session_payloads
 if TYPE_CHECKING:
     from .repl import Repl
 
-__all__ = ["SOURCE_HELP", "run_source_command"]
+__all__ = ["run_source_command"]
 
-SOURCE_HELP = "/source N — the passage the latest answer's source N is (its Sources: line numbers them)"
 _USAGE = "Usage: /source N (N as the latest answer's Sources: line numbers it)"
 _GONE = (
     "Source [{n}] ({label}) is no longer in the index: its file was indexed again since the answer was given. "
