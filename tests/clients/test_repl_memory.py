@@ -116,3 +116,38 @@ def test_observe_this_conversation_and_see_the_observations(
     child.expect("No observations 'nope'")
     child.expect(PROMPT)
     quit_(child)
+
+
+def test_pin_and_unpin_a_file(
+    workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    (workspace / "docs" / "kitchen.md").write_text("# Kitchen\n\nThe coffee machine is descaled every Friday.\n")
+    mock_llm.set_script([MockResponse(text="Fridays.")])
+    child = start(workspace, mock_llm, cli_env, tmp_path)
+    child.send("/pin\r")
+    child.expect("Nothing pinned")
+    child.expect(PROMPT)
+    child.send("/pin docs/kitchen.md\r")
+    child.expect("Pinned docs/kitchen.md")
+    child.expect(PROMPT)
+    child.send("/pin ../../etc/passwd\r")
+    child.expect("Refusing")
+    child.expect(PROMPT)
+    for _ in range(100):  # indexed in the background
+        child.send("/pin\r")
+        if child.expect(["not indexed yet", r"│ docs/kitchen.md │ 1 "]) == 1:
+            break
+        child.expect(PROMPT)
+        time.sleep(0.1)
+    child.expect(PROMPT)
+    child.send("when is the machine descaled?\r")
+    child.expect("Fridays.")
+    child.expect(PROMPT)
+    assert "descaled every Friday" in (mock_llm.requests[-1].system or "")
+    child.send("/unpin docs/kitchen.md\r")
+    child.expect("Nothing pinned")
+    child.expect(PROMPT)
+    child.send("/unpin docs/kitchen.md\r")
+    child.expect("is not pinned")
+    child.expect(PROMPT)
+    quit_(child)

@@ -12,6 +12,8 @@ import pytest
 
 from cowork.core import Core
 from cowork.protocol import AssistantMessage, Citations, OperationStatus
+from cowork.retrieval import IngestError
+from cowork.retrieval._assembly import Passage, fit
 from cowork.testing.core import CoreHarness
 from cowork.testing.mockllm import MockLLMServer, MockResponse
 
@@ -126,3 +128,56 @@ async def test_grounded_mode_refuses_without_a_model_request_at_both_checkpoints
         "How many vacation days do employees get?",
         "From the policy: twenty-five days.",
     ]
+
+
+async def test_a_pinned_file_is_in_every_turn_first_and_leaves_when_unpinned(
+    harness: CoreHarness, workspace: Path, mock_llm: MockLLMServer
+) -> None:
+    _write_documents(workspace)
+    core = await harness.core()  # memory.context is off: pins apply all the same
+    mock_llm.set_script([MockResponse(text="a"), MockResponse(text="b"), MockResponse(text="c")])
+    pins, job = await core.retrieval.pin(workspace, "docs/kitchen.md")
+    assert job is not None and [p.uri for p in pins] == ["docs/kitchen.md"]  # not indexed yet: a job for it
+    for _ in range(600):
+        if (await core.retrieval.job(job.id)).status == "done":
+            break
+        await asyncio.sleep(0.05)
+    sid = await harness.session(core)
+    await _turn(harness, core, sid, "How many vacation days do employees get?")
+    system = mock_llm.requests[0].system or ""
+    assert "[1] docs/kitchen.md — Kitchen (pinned by the user)" in system and "descaled every Friday" in system
+    assert "twenty-five days" not in system  # context off: no search
+    (shown,) = harness.payloads(sid, Citations)
+    assert [(c.path, c.origin) for c in shown.citations] == [("docs/kitchen.md", "pinned")]
+
+    core2 = await harness.core(env={"COWORK_MEMORY__CONTEXT": "auto"})
+    await _index(core2, workspace)
+    sid2 = await harness.session(core2)
+    await _turn(harness, core2, sid2, "When is the coffee machine descaled? And vacation days?")
+    system = mock_llm.requests[1].system or ""
+    assert system.count("descaled every Friday") == 1  # pinned first, not repeated by the search
+    assert system.index("docs/kitchen.md — Kitchen (pinned") < system.index("docs/leave.md")
+
+    await core2.retrieval.unpin(workspace, "docs/kitchen.md")
+    sid3 = await harness.session(core)
+    await _turn(harness, core, sid3, "anything")
+    assert "descaled" not in (mock_llm.requests[2].system or "")
+    with pytest.raises(IngestError) as refused:
+        await core.retrieval.unpin(workspace, "docs/kitchen.md")
+    assert refused.value.code == "pin_not_found"
+    for bad, code in (("../outside.md", "path_denied"), ("docs", "invalid_params"), ("nope.md", "path_denied")):
+        with pytest.raises(IngestError) as refused:
+            await core.retrieval.pin(workspace, bad)
+        assert refused.value.code == code, bad
+    assert await core.retrieval.pins(workspace) == []
+
+
+def test_fit_drops_backfill_then_search_then_pinned() -> None:
+    def passage(n: int, origin: str) -> Passage:
+        return Passage(n, f"f{n}", "t", "", "x" * 400, None, origin)  # type: ignore[arg-type]
+
+    passages = [passage(1, "pinned"), passage(2, "pinned"), passage(3, "search"), passage(4, "backfill")]
+    assert [p.chunk_id for p in fit(passages, 400)] == [1, 2, 3, 4]  # 1600 chars: all fit
+    assert [p.chunk_id for p in fit(passages, 300)] == [1, 2, 3]
+    assert [p.chunk_id for p in fit(passages, 200)] == [1, 2]
+    assert [p.chunk_id for p in fit(passages, 100)] == [1]

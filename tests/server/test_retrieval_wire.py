@@ -146,3 +146,23 @@ async def test_a_passage_is_shown_by_id_in_its_own_folder_only(client: EventClie
     with pytest.raises(RpcError) as refused:
         await client.call("memory/passage", {"chunkId": 0})
     assert refused.value.code == "invalid_params"
+
+
+async def test_pins_over_the_wire(client: EventClient) -> None:
+    assert (await client.call("memory/pins", {}))["pins"] == []
+    pinned = await client.call("memory/pin", {"path": "docs/leave.md"})
+    assert [p["path"] for p in pinned["pins"]] == ["docs/leave.md"]
+    if pinned.get("indexing"):
+        await _finished(client, pinned["indexing"]["jobId"])
+    (pin,) = (await client.call("memory/pins", {}))["pins"]
+    assert pin["chunks"] == 1 and pin["title"] and 10 < pin["tokens"] < 100
+    for method, params, code in [
+        ("memory/pin", {"path": "../outside.md"}, "path_denied"),
+        ("memory/pin", {"path": "docs"}, "invalid_params"),
+        ("memory/pin", {"path": ""}, "invalid_params"),
+        ("memory/unpin", {"path": "docs/kitchen.md"}, "memory_not_found"),
+    ]:
+        with pytest.raises(RpcError) as refused:
+            await client.call(method, params)
+        assert refused.value.code == code, params
+    assert (await client.call("memory/unpin", {"path": "docs/leave.md"}))["pins"] == []

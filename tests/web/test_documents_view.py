@@ -151,3 +151,38 @@ async def test_observations_are_shown_and_forgotten(
     await noted.get_by_test_id("observation-forget").click()
     await expect(page.get_by_test_id("observations-empty")).to_be_visible()
     assert page.errors == []  # type: ignore[attr-defined]
+
+
+async def test_pin_a_file_from_a_search_and_unpin_it(
+    context: BrowserContext, server: ServerProcess, workspace: Path, mock_llm: MockLLMServer, artifacts: Path
+) -> None:
+    (workspace / "docs" / "kitchen.md").write_text("# Kitchen\n\nThe coffee machine is descaled every Friday.\n")
+    mock_llm.set_script([MockResponse(text="hello"), MockResponse(text="Fridays.")])
+    page = await open_ui(context, server)
+    await page.get_by_test_id("composer").fill("hi")
+    await page.get_by_test_id("send").click()
+    await expect(page.get_by_test_id("assistant-message")).to_have_text("hello")
+    await page.get_by_test_id("tab-documents").click()
+    await expect(page.get_by_test_id("pins-empty")).to_be_visible()
+    await page.get_by_test_id("ingest-start").click()
+    await expect(page.get_by_test_id("ingest-job").first).to_have_attribute("data-status", "done", timeout=60_000)
+    await page.get_by_test_id("doc-search").fill("descaled")
+    await page.get_by_test_id("doc-search-go").click()
+    hit = page.get_by_test_id("doc-hit").filter(has_text="docs/kitchen.md").first
+    await hit.get_by_test_id("doc-hit-pin").click()
+    pin = page.get_by_test_id("pin")
+    await expect(pin).to_contain_text("docs/kitchen.md")
+    await expect(pin).to_contain_text("1 passage")
+    await expect(hit.get_by_test_id("doc-hit-pin")).to_have_count(0)  # pinned: no second Pin button
+    await page.screenshot(path=str(artifacts / "pins.png"), full_page=True)
+
+    await page.get_by_test_id("tab-chat").click()
+    await page.get_by_test_id("composer").fill("when is the machine cleaned?")
+    await page.get_by_test_id("send").click()
+    await expect(page.get_by_test_id("assistant-message").last).to_have_text("Fridays.")
+    assert "descaled every Friday" in (mock_llm.requests[-1].system or "")
+
+    await page.get_by_test_id("tab-documents").click()
+    await page.get_by_test_id("pin").get_by_test_id("unpin").click()
+    await expect(page.get_by_test_id("pins-empty")).to_be_visible()
+    assert page.errors == []  # type: ignore[attr-defined]

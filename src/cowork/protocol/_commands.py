@@ -82,6 +82,8 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
         "your profile (in every conversation); observations of past conversations, or observe this one now",
         _REPL,
     ),
+    _cmd("pin", "/pin [PATH]", "put a file of the folder in every turn's context (no path: what is pinned)", _REPL),
+    _cmd("unpin", "/unpin PATH", "take a pinned file out of every turn's context", _REPL),
     _cmd("source", "/source N", "the passage the latest answer's source N is (its Sources: line numbers them)", _REPL),
     _cmd("connect", "/connect PROVIDER [KEY or URL] [--no-verify]", "save a provider's key or a server URL", _REPL),
     _cmd("disconnect", "/disconnect PROVIDER", "forget a saved key and URL", _REPL),

@@ -374,9 +374,9 @@ class Citation(WireModel):
     title: str
     heading: str = Field(description="Where in the file the passage sits: its heading path, outermost first.")
     similarity: float | None = Field(default=None, description="Cosine similarity to the query, when searched.")
-    origin: Literal["search", "backfill", "tool"] = Field(
-        description="Found for this message, re-offered from an earlier answer's sources (a follow-up), or found "
-        "by the agent's `searchDocuments` call."
+    origin: Literal["pinned", "search", "backfill", "tool"] = Field(
+        description="A file the user pinned (in every turn), found for this message, re-offered from an earlier "
+        "answer's sources (a follow-up), or found by the agent's `searchDocuments` call."
     )
 
 

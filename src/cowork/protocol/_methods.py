@@ -78,6 +78,9 @@ from ._retrieval import (
     MemorySearchResult,
     PassageInfo,
     PassageParams,
+    PinListResult,
+    PinParams,
+    PinsParams,
 )
 from ._traces import TraceGetParams, TraceGetResult, TraceListParams, TraceListResult
 from ._usage import (
@@ -1193,6 +1196,15 @@ METHODS.update(
                 "session_not_found",
                 "workspace_not_found",
             ),
+            _spec("memory/pins", PinsParams, PinListResult, "The folder's pinned files.", "session_not_found",
+                  "workspace_not_found"),
+            _spec("memory/pin", PinParams, PinListResult,
+                  "Pin a file of the folder: every passage of it goes first into every turn's context there "
+                  "(within `memory.context_tokens`), whether or not `memory.context` is on. A file not indexed yet "
+                  "starts a job for it.", "path_denied", "invalid_params", "session_not_found",
+                  "workspace_not_found"),
+            _spec("memory/unpin", PinParams, PinListResult, "Unpin a file.", "memory_not_found",
+                  "session_not_found", "workspace_not_found"),
         )
     }
 )  # fmt: skip

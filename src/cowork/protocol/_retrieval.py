@@ -20,6 +20,10 @@ __all__ = [
     "MemorySearchResult",
     "PassageInfo",
     "PassageParams",
+    "PinInfo",
+    "PinListResult",
+    "PinParams",
+    "PinsParams",
     "SearchHitInfo",
 ]
 
@@ -127,3 +131,27 @@ class PassageInfo(WireModel):
     heading: str
     text: str = Field(description="The passage as it was indexed (not the file's current text).")
     kind: IndexKind
+
+
+class PinsParams(Params):
+    session_id: str | None = Field(default=None, max_length=200, description="This session's folder's pins.")
+    workspace: str | None = Field(default=None, max_length=4096, description="Or this folder's (an absolute path).")
+
+
+class PinParams(PinsParams):
+    path: str = Field(min_length=1, max_length=4096, description="A file of the folder, relative to it.")
+
+
+class PinInfo(WireModel):
+    path: str
+    title: str = Field(description="Empty until the file is indexed.")
+    chunks: int = Field(description="Passages of the file in the index (0: not indexed yet, or nothing to index).")
+    tokens: int = Field(description="About how many tokens the file adds to every turn's prompt.")
+    pinned_at: datetime
+
+
+class PinListResult(WireModel):
+    pins: list[PinInfo] = Field(description="Oldest pin first: the order they go into the prompt.")
+    indexing: IngestJobInfo | None = Field(
+        default=None, description="The job `memory/pin` started for a file not indexed yet."
+    )

@@ -5,6 +5,7 @@
 - `_index`: `RetrievalIndex`, which stores chunks with their vectors and answers hybrid searches.
 - `_wire`: rows as protocol values.
 - `_service`: `Retrieval`, the server's service: persisted ingestion jobs per folder, and searches.
+- `_context`: its half for turns: context assembly with backfill, pinned files, citations, passages by id.
 """
 
 from typing import TYPE_CHECKING
@@ -12,8 +13,9 @@ from typing import TYPE_CHECKING
 from cowork.lazy import lazy_exports
 
 from ._chunking import Chunk, chunk_text, embedding_text
+from ._context import IngestError, Pin, scope_of
 from ._convert import Converted, ConvertError, convert_file, indexable
-from ._service import IngestError, JobStatus, Retrieval, SearchAnswer, scope_of
+from ._service import JobStatus, Retrieval, SearchAnswer
 from ._wire import job_info, search_result
 
 if TYPE_CHECKING:  # numpy loads with the first search or indexing job, not at start-up
@@ -33,6 +35,7 @@ __all__ = [
     "IngestError",
     "JobStatus",
     "Kind",
+    "Pin",
     "Retrieval",
     "RetrievalIndex",
     "SearchAnswer",

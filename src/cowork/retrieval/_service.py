@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Literal
 
 from cowork.config import MemoryConfig
 from cowork.policy import PathDenied, PathPolicy
-from cowork.store import Database, IngestJobRow, RagChunkRow
+from cowork.store import Database, IngestJobRow
 from cowork.store.repos import retrieval as repo
 
-from ._assembly import Assembly
+from ._context import ContextSources, IngestError, Pin, scope_of
 from ._convert import indexable
 
 if TYPE_CHECKING:  # numpy and the embedders load with the first search or job, not at start-up
@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # numpy and the embedders load with the first search or job, 
 
     from ._index import Hit, Kind, RetrievalIndex
 
-__all__ = ["IngestError", "JobStatus", "Retrieval", "SearchAnswer"]
+__all__ = ["IngestError", "JobStatus", "Pin", "Retrieval", "SearchAnswer"]
 
 log = logging.getLogger(__name__)
 
@@ -48,16 +48,6 @@ PROGRESS_EVERY_S = 0.25
 REFRESH_EVERY_S = 60.0
 """How often a search (`auto_index`) looks for files added, changed or deleted since the folder was indexed."""
 KEEP_JOBS = 100
-BACKFILL_OPERATIONS = 10
-"""How many of the session's recent operations backfill reads citations from (a limited history scan)."""
-
-
-class IngestError(Exception):
-    """A request the index cannot take: the code names the kind (`path_denied`, `job_not_found`, `invalid_params`)."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,11 +81,7 @@ def _group(files: list[Path], start: int) -> list[Path]:
     return group
 
 
-def scope_of(workspace: Path) -> str:
-    return str(workspace.resolve())
-
-
-class Retrieval:
+class Retrieval(ContextSources):
     """One per server. `publish` is told of every job change (throttled while a job runs)."""
 
     def __init__(
@@ -354,59 +340,6 @@ class Retrieval:
                     continue
                 found.add(path)
         return sorted(found)
-
-    # ---- context assembly ----------------------------------------------------------------------------------------
-
-    async def assemble(
-        self, workspace: Path, query: str, *, session_id: str, operation_id: str, kind: Kind = "documents"
-    ) -> Assembly:
-        """The passages for one turn (see `_assembly`), recorded as that operation's citations."""
-        from ._assembly import Passage, fit
-
-        settings = self._settings
-        scope = await asyncio.to_thread(scope_of, workspace)
-        indexed = await self._db.read(lambda c: repo.count_chunks(c, kind, scope)) > 0
-        if not indexed:
-            return Assembly([], indexed=False)
-        answer = await self.search(workspace, query, kind=kind, limit=settings.context_passages)
-        passages = [Passage(h.chunk_id, h.uri, h.title, h.heading, h.text, h.similarity, "search") for h in answer.hits]
-        if len(passages) < settings.backfill_passages:
-            seen = {p.chunk_id for p in passages}
-            cited = await self._db.read(
-                lambda c: repo.recent_citations(c, session_id, operations=BACKFILL_OPERATIONS, exclude=operation_id)
-            )
-            wanted = [chunk_id for chunk_id in cited if chunk_id not in seen]
-            rows = await self._db.read(lambda c: repo.chunks(c, wanted)) if wanted else {}
-            for chunk_id in wanted:
-                row = rows.get(chunk_id)
-                if row is None or row.kind != kind:  # re-indexed since, or another kind
-                    continue
-                passages.append(Passage(chunk_id, row.uri, row.title, row.heading, row.text, None, "backfill"))
-                if len(passages) >= settings.backfill_passages:
-                    break
-        passages = fit(passages, settings.context_tokens)
-        cited_now = [(p.chunk_id, p.score) for p in passages]
-        await self._db.write(lambda c: repo.record_citations(c, session_id, operation_id, cited_now))
-        return Assembly(passages, indexed=True)
-
-    async def cite(self, session_id: str, operation_id: str, hits: list[Hit]) -> None:
-        """Record passages `searchDocuments` gave an operation, for the next turns' backfill."""
-        cited = [(h.chunk_id, h.similarity) for h in hits]
-        await self._db.write(lambda c: repo.record_citations(c, session_id, operation_id, cited))
-
-    async def passage(self, workspace: Path, chunk_id: int) -> RagChunkRow:
-        """One indexed passage of `workspace` (never another folder's).
-
-        Raises:
-            IngestError: `passage_not_found`.
-        """
-        scope = await asyncio.to_thread(scope_of, workspace)
-        row = (await self._db.read(lambda c: repo.chunks(c, [chunk_id]))).get(chunk_id)
-        if row is None or row.scope != scope:
-            raise IngestError(
-                "passage_not_found", f"Passage {chunk_id} is not in this folder's index (its file was indexed again?)."
-            )
-        return row
 
     # ---- searching -----------------------------------------------------------------------------------------------
 

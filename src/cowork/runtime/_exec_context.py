@@ -1,7 +1,8 @@
 """Document context for a turn (`memory.context = "auto"`) and grounded refusals (`memory.grounded = "no-context"`).
 
-Before a chat turn's first model request, the folder's index is searched for the user's message (with backfill from
-earlier answers' passages; see `cowork.retrieval._assembly`) and the passages go into that turn's system prompt. In
+Before a chat turn's first model request, the files the user pinned in the folder and (with `memory.context =
+"auto"`) the folder's index searched for the user's message (with backfill from earlier answers' passages; see
+`cowork.retrieval._assembly`) go into that turn's system prompt. In
 grounded mode, a turn whose folder has nothing indexed, or for which nothing relevant is found, is answered with the
 configured refusal instead — no model request is made — and the question and the refusal are kept out of the
 model's context for later turns (`messages.excluded`), though people still see them.
@@ -50,16 +51,15 @@ class ContextSteps(RunnerBase):
         grounded = memory.grounded == "no-context"
         if retrieval is None or state.agent_type is not None or state.origin != "chat":
             return "", None
-        if memory.context != "auto" and not grounded:
-            return "", None
+        search = memory.context == "auto" or grounded  # otherwise only the files the user pinned
         query = latest_user_text(list(state.messages))
-        if not query.strip():
+        if search and not query.strip():
             return "", None
         from cowork.retrieval._assembly import render
 
         try:
             assembly = await retrieval.assemble(
-                self.workspace, query, session_id=state.session_id, operation_id=state.id
+                self.workspace, query, session_id=state.session_id, operation_id=state.id, search=search
             )
         except Exception:
             # The turn goes on without passages (the embedder's failure shows in `health`); a grounded turn refuses.

@@ -24,6 +24,7 @@ __all__ = [
     "operations",
     "rag_chunks",
     "rag_citations",
+    "rag_pins",
     "rag_sources",
     "rag_staged",
     "session_files",
@@ -433,3 +434,16 @@ rag_citations = sa.Table(
 """The passages an answer was given (context assembly or `searchDocuments`), by operation: backfill re-offers the
 most recent ones when a follow-up's own search finds too little. No foreign key to `rag_chunks`: a re-indexed file
 gets new chunk ids, and a citation of a chunk that is gone is simply skipped."""
+
+
+rag_pins = sa.Table(
+    "rag_pins",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("scope", sa.Text, nullable=False),
+    sa.Column("uri", sa.Text, nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.UniqueConstraint("scope", "uri", name="uq_rag_pins"),
+)
+"""Files of a folder (`scope`, its absolute path; `uri`, the file relative to it) pinned by the user: their passages
+go first into every turn's context in that folder. By path, not chunk id, so a pin outlives re-indexing."""

@@ -25,7 +25,7 @@ from cowork.clients.format import clean
 if TYPE_CHECKING:
     from .repl import Repl
 
-__all__ = ["run_memory_command"]
+__all__ = ["run_memory_command", "run_pin_command"]
 
 _USAGE = "Usage: /memory · /memory show KEY · /memory edit KEY · /memory forget KEY   (KEY or user:KEY)"
 _PROFILE_USAGE = "Usage: /memory profile · /memory profile set KEY VALUE · /memory profile forget KEY"
@@ -175,3 +175,30 @@ async def run_memory_command(repl: Repl, arg: str) -> None:
     else:
         saved = await repl.rpc.call("memory/update", {**ref, "content": edited})
         repl.console.print(Text(f"Saved {_shown(saved)} ({saved['lines']} lines).", style="bold"))
+
+
+async def run_pin_command(repl: Repl, arg: str, *, pin: bool) -> None:
+    """`/pin [PATH]` (no path: the list) and `/unpin PATH`: files of the folder in every turn's context."""
+    path = arg.strip()
+    where = {"workspace": str(repl.options.workspace)}
+    if not path:
+        if not pin:
+            repl.console.print(Text("Usage: /unpin PATH (/pin lists what is pinned)", style="yellow"))
+            return
+        result = await repl.rpc.call("memory/pins", where)
+    else:
+        result = await repl.rpc.call("memory/pin" if pin else "memory/unpin", {**where, "path": path})
+        done = "Pinned" if pin else "Unpinned"
+        repl.console.print(Text(f"{done} {clean(path)}.", style="bold"))
+        if result.get("indexing"):
+            repl.console.print(Text("It is not indexed yet: indexing it now (cowork index --status).", style="dim"))
+    pins = result["pins"]
+    if not pins:
+        repl.console.print(Text("Nothing pinned: /pin PATH puts a file in every turn's context.", style="dim"))
+        return
+    table = Table("pinned file", "passages", "tokens", title="In every turn's context in this folder")
+    for item in pins:
+        table.add_row(
+            clean(item["path"]), str(item["chunks"]) if item["chunks"] else "not indexed yet", str(item["tokens"])
+        )
+    repl.console.print(table)

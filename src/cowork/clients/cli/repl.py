@@ -120,7 +120,7 @@ from .documents import show_documents
 from .event_log import session_payloads
 from .keys import KeyReader, LineEditor, prompt_bindings
 from .mcp_cmds import MCP_HELP, run_mcp_command
-from .memory_cmds import run_memory_command
+from .memory_cmds import run_memory_command, run_pin_command
 from .models_cmds import run_model_command
 from .render import TurnView, print_error
 from .source_cmds import run_source_command
@@ -528,6 +528,8 @@ class Repl:
             "/mcp": lambda a: run_mcp_command(self, a),
             "/memory": lambda a: run_memory_command(self, a),
             "/source": lambda a: run_source_command(self, a),
+            "/pin": lambda a: run_pin_command(self, a, pin=True),
+            "/unpin": lambda a: run_pin_command(self, a, pin=False),
             "/network": lambda a: self._switch("network", a),
             "/yolo": lambda a: self._switch("yolo", a),
         }

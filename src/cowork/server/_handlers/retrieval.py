@@ -33,6 +33,10 @@ from cowork.protocol import (
     ObserveParams,
     PassageInfo,
     PassageParams,
+    PinInfo,
+    PinListResult,
+    PinParams,
+    PinsParams,
     ProfileDeleteParams,
     ProfileEntryInfo,
     ProfileInfo,
@@ -40,7 +44,8 @@ from cowork.protocol import (
     ProtocolError,
     TurnStartResult,
 )
-from cowork.retrieval import IngestError, job_info, search_result
+from cowork.retrieval import IngestError, Pin, job_info, search_result
+from cowork.store import IngestJobRow
 from cowork.tools import MemoryFile, MemoryFiles, MemoryNotFound, ToolError
 
 from .._peer import Peer
@@ -58,10 +63,13 @@ __all__ = [
     "memory_observations_delete",
     "memory_observe",
     "memory_passage",
+    "memory_pin",
+    "memory_pins",
     "memory_profile",
     "memory_profile_delete",
     "memory_profile_set",
     "memory_search",
+    "memory_unpin",
     "memory_update",
 ]
 
@@ -70,6 +78,7 @@ _CODES = {
     "job_not_found": ErrorCode.JOB_NOT_FOUND,
     "embedder_error": ErrorCode.EMBEDDER_ERROR,
     "passage_not_found": ErrorCode.PASSAGE_NOT_FOUND,
+    "pin_not_found": ErrorCode.MEMORY_NOT_FOUND,
 }
 
 
@@ -270,3 +279,37 @@ async def memory_observations_delete(
 
 async def memory_observe(core: Core, peer: Peer | None, params: ObserveParams) -> TurnStartResult:
     return await core.runtime.observe(params.session_id)
+
+
+# ---- pinned files ------------------------------------------------------------------------------------------------
+
+
+def _pins(pins: list[Pin], job: IngestJobRow | None = None) -> PinListResult:
+    return PinListResult(
+        pins=[
+            PinInfo(path=p.uri, title=p.title, chunks=p.chunks, tokens=(p.chars + 3) // 4, pinned_at=p.pinned_at)
+            for p in pins
+        ],
+        indexing=job_info(job) if job is not None else None,
+    )
+
+
+async def memory_pins(core: Core, peer: Peer | None, params: PinsParams) -> PinListResult:
+    return _pins(await core.retrieval.pins(await _folder(core, params.session_id, params.workspace)))
+
+
+async def memory_pin(core: Core, peer: Peer | None, params: PinParams) -> PinListResult:
+    folder = await _folder(core, params.session_id, params.workspace)
+    try:
+        pins, job = await core.retrieval.pin(folder, params.path)
+    except IngestError as error:
+        raise _protocol_error(error) from None
+    return _pins(pins, job)
+
+
+async def memory_unpin(core: Core, peer: Peer | None, params: PinParams) -> PinListResult:
+    folder = await _folder(core, params.session_id, params.workspace)
+    try:
+        return _pins(await core.retrieval.unpin(folder, params.path))
+    except IngestError as error:
+        raise _protocol_error(error) from None

@@ -15,6 +15,7 @@ from .._schema import messages as m
 from .._schema import operations as o
 from .._schema import rag_chunks as c
 from .._schema import rag_citations as ci
+from .._schema import rag_pins as pn
 from .._schema import rag_sources as s
 from .._schema import rag_staged as st
 from .._schema import sessions as ss
@@ -33,15 +34,19 @@ __all__ = [
     "get_source",
     "idle_sessions",
     "jobs",
+    "pin",
+    "pins",
     "prune_jobs",
     "put_source",
     "recent_citations",
     "record_citations",
+    "source_chunks",
     "source_texts",
     "sources",
     "stage",
     "staged",
     "touch_source",
+    "unpin",
     "unstage",
     "update_job",
     "vectors",
@@ -371,3 +376,32 @@ def source_texts(conn: Connection, kind: str, scope: str) -> list[tuple[RagSourc
         texts = conn.execute(sa.select(c.c.text).where(c.c.source_id == source.id).order_by(c.c.ordinal)).scalars()
         found.append((source, "\n".join(texts)))
     return found
+
+
+def pins(conn: Connection, scope: str) -> list[tuple[str, datetime]]:
+    """The folder's pinned files (uri, when pinned), oldest pin first."""
+    stmt = sa.select(pn.c.uri, pn.c.created_at).where(pn.c.scope == scope).order_by(pn.c.id)
+    return [(r.uri, r.created_at) for r in conn.execute(stmt)]
+
+
+def pin(conn: Connection, scope: str, uri: str, *, now: datetime) -> bool:
+    """Pin a file; False when it already was."""
+    if conn.execute(sa.select(pn.c.id).where(pn.c.scope == scope, pn.c.uri == uri)).first() is not None:
+        return False
+    conn.execute(pn.insert().values(scope=scope, uri=uri, created_at=now))
+    return True
+
+
+def unpin(conn: Connection, scope: str, uri: str) -> bool:
+    return bool(conn.execute(pn.delete().where(pn.c.scope == scope, pn.c.uri == uri)).rowcount)
+
+
+def source_chunks(conn: Connection, kind: str, scope: str, uri: str) -> list[RagChunkRow]:
+    """A source's chunks in reading order (none when it is not indexed)."""
+    stmt = (
+        sa.select(c.c.id, c.c.source_id, c.c.ordinal, c.c.heading, c.c.text, s.c.uri, s.c.title, s.c.kind, s.c.scope)
+        .select_from(c.join(s))
+        .where(s.c.kind == kind, s.c.scope == scope, s.c.uri == uri)
+        .order_by(c.c.ordinal)
+    )
+    return [RagChunkRow(**r._asdict()) for r in conn.execute(stmt)]

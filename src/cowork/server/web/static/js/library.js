@@ -1,6 +1,7 @@
 // The Documents view: the folder's document index — index it (a job with a progress bar that follows
-// `ingest/progress`), pause, resume or cancel, the recent jobs, and a search over it whose passages open in the
-// document preview. Passages are the folder's file text: untrusted, so built with h() (text nodes) only.
+// `ingest/progress`), pause, resume or cancel, the recent jobs, a search over it whose passages open in the
+// document preview or pin their file, and the pinned files (in every turn's context). Passages are the folder's file
+// text: untrusted, so built with h() (text nodes) only.
 
 import { DOCUMENT, openPreview } from "./documents.js";
 import { clear, h, shortTime, toast } from "./dom.js";
@@ -17,6 +18,8 @@ export class DocumentsView {
     this.results = h("div", { class: "doc-results", "data-testid": "doc-results" });
     this.progress = h("div", { class: "ingest-progress", "data-testid": "ingest-progress", hidden: true });
     this.jobList = h("div", { "data-testid": "ingest-jobs" });
+    this.pinList = h("div", { "data-testid": "pins" });
+    this.pinned = new Set();
   }
 
   // Where searches and jobs go: the open session's folder, or the server's.
@@ -42,10 +45,50 @@ export class DocumentsView {
       this.progress,
       h("div", { class: "row search-row" }, this.query, go),
       this.results,
+      h("h2", {}, "Pinned files"),
+      h("p", { class: "muted" }, "Every passage of a pinned file goes into every turn's context in this folder (first, within the passage budget)."),
+      this.pinList,
       h("h2", {}, "Indexing jobs"),
       this.jobList,
     );
-    await this.refreshJobs();
+    await Promise.all([this.refreshJobs(), this.refreshPins()]);
+  }
+
+  renderPins(pins) {
+    this.pinned = new Set(pins.map((p) => p.path));
+    clear(this.pinList);
+    if (!pins.length) {
+      this.pinList.append(h("p", { class: "muted", "data-testid": "pins-empty" }, "Nothing pinned. Pin a file from a search result."));
+      return;
+    }
+    for (const pin of pins) {
+      const size = pin.chunks ? `${pin.chunks} passage${pin.chunks === 1 ? "" : "s"}, about ${pin.tokens} tokens` : "not indexed yet";
+      this.pinList.append(h("div", { class: "hit-head pin", "data-testid": "pin", dataset: { path: pin.path } },
+        h("strong", {}, pin.path), h("span", { class: "muted" }, ` · ${size}`),
+        h("button", { class: "doc-action", "data-testid": "unpin", onclick: () => this.changePin("memory/unpin", pin.path) }, "Unpin")));
+    }
+  }
+
+  async refreshPins() {
+    try {
+      this.renderPins((await this.app.rpc.call("memory/pins", this.target())).pins);
+    } catch (err) {
+      clear(this.pinList).append(h("p", { class: "error" }, `Could not load pinned files: ${err.message}`));
+    }
+  }
+
+  async changePin(method, path) {
+    let result;
+    try {
+      result = await this.app.rpc.call(method, { path, ...this.target() });
+    } catch (err) {
+      toast(`Could not ${method === "memory/pin" ? "pin" : "unpin"} ${path}: ${err.message}`, "error");
+      return false;
+    }
+    this.renderPins(result.pins);
+    if (result.indexing) await this.refreshJobs();
+    toast(method === "memory/pin" ? `Pinned ${path}: it is in every turn's context now.` : `Unpinned ${path}.`);
+    return true;
   }
 
   async refreshJobs() {
@@ -136,6 +179,15 @@ export class DocumentsView {
         hit.similarity != null ? h("span", { class: "muted" }, ` · similarity ${hit.similarity.toFixed(2)}`) : null);
       if (session && DOCUMENT.test(hit.path)) {
         head.append(" ", h("button", { class: "doc-action", "data-testid": "doc-hit-open", onclick: () => openPreview(this.app, session.id, hit.path) }, "Open"));
+      }
+      if (!this.pinned.has(hit.path)) {
+        const pin = h("button", { class: "doc-action", "data-testid": "doc-hit-pin", title: "Put this file in every turn's context", onclick: async () => {
+          if (await this.changePin("memory/pin", hit.path)) {
+            for (const other of this.results.querySelectorAll("[data-testid=doc-hit-pin]")) if (other.dataset.path === hit.path) other.remove();
+          }
+        } }, "Pin");
+        pin.dataset.path = hit.path;
+        head.append(" ", pin);
       }
       this.results.append(h("div", { class: "hit", "data-testid": "doc-hit" }, head, h("p", { class: "hit-text" }, hit.text)));
     }

@@ -7,6 +7,7 @@ import { h, toast } from "./dom.js";
 
 // How a passage was found, when not by this message's own search: [badge, what it means].
 const ORIGINS = {
+  pinned: ["pinned", "A file you pinned: in every turn's context in this folder"],
   backfill: ["earlier answer", "Given again from an earlier answer's sources (this message follows up on it)"],
   tool: ["searched", "Found by the agent's own search of the folder's documents"],
 };
