@@ -255,3 +255,32 @@ async def test_asking_again_while_the_folder_is_being_indexed_gives_the_same_job
     assert again.id == first.id and len(await retrieval.jobs()) == 1
     await _until(retrieval, first.id, "done")
     assert (await retrieval.add(folder, ["docs"])).id != first.id  # once it is done, a new job
+
+
+async def test_a_changed_embedder_re_embeds_everything_in_the_background(db, folder: Path) -> None:
+    before = Retrieval(db, MemoryConfig(), embedder=HashEmbedder(64))
+    await before.start()
+    job = await before.add(folder, ["."])
+    await _until(before, job.id, "done")
+    scope = scope_of(folder)
+    turn = "User: what does the zebra project cost?\n\nAssistant: 40,000 euros."
+    await asyncio.to_thread(
+        before.index.index_text, turn, kind="conversations", scope=scope, uri="ses_1/op_1", title="Costs"
+    )
+    assert await before.reembed() == 0  # nothing stale for the embedder that made it
+    await before.stop()
+
+    after = Retrieval(db, MemoryConfig(), embedder=HashEmbedder(32))
+    await after.start()
+    assert (await after.search(folder, "zebra costs", mode="vector")).hits == []  # old vectors: not comparable
+    assert after._reembedding is not None  # the first use of the index started it
+    assert await after._reembedding == 4  # three files and the conversation
+    for refreshing in [j for j in await after.jobs() if j.status in ("pending", "processing")]:
+        await _until(after, refreshing.id, "done")
+    every = db.read_sync(lambda c: repo.sources(c, "documents", scope) + repo.sources(c, "conversations", scope))
+    assert {s.embedder for s in every} == {"test:hash-32"} and len(every) == 4
+    assert (await after.search(folder, "zebra costs", mode="vector")).hits[0].uri == "docs/budget.md"
+    recalled = await after.search(folder, "zebra cost", kind="conversations", mode="vector")
+    assert recalled.hits[0].uri == "ses_1/op_1" and "40,000 euros" in recalled.hits[0].text
+    assert await after.reembed() == 0
+    await after.stop()

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from cowork.config import MemoryConfig
 from cowork.policy import PathDenied, PathPolicy
@@ -103,6 +103,8 @@ class Retrieval(ContextSources):
         self._stop: dict[str, JobStatus] = {}
         self._failure: str | None = None
         self._refreshed: dict[str, float] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._reembedding: asyncio.Task[int] | None = None
 
     def invalidate(self, kind: Kind) -> None:
         """Sources of `kind` were removed directly in the store: searches read them again."""
@@ -119,7 +121,39 @@ class Retrieval(ContextSources):
             if self._embedder is None:
                 self._embedder = make_embedder(self._settings.embedder)
             self._index = RetrievalIndex(self._db, self._embedder)
+            if self._loop is not None:  # the first use in this process: bring what another embedder made up to date
+                self._loop.call_soon_threadsafe(self._spawn_reembed)
         return self._index
+
+    def _spawn_reembed(self) -> None:
+        self._reembedding = asyncio.get_running_loop().create_task(self.reembed(), name="cowork-reembed")
+
+    async def reembed(self) -> int:
+        """Re-embed, in the background, what an embedder other than the configured one made (the embedder was
+        changed): each folder with such documents gets an indexing job (a file made by another embedder is
+        converted and embedded again even when unchanged), and conversations and observations are embedded again
+        from their stored text. Searches meanwhile use what the current embedder made. How many were stale."""
+        embedder = self.index.embedder.id
+        stale = await self._db.read(lambda c: repo.stale_sources(c, embedder))
+        if not stale:
+            return 0
+        log.info("re-embedding %d sources made by another embedder than %s", len(stale), embedder)
+        busy = {j.scope for j in await self.jobs(limit=50) if j.status in ACTIVE}
+        for scope in sorted({s.scope for s in stale if s.kind == "documents"} - busy):
+            folder = Path(scope)
+            if await asyncio.to_thread(folder.is_dir):
+                try:
+                    await self.add(folder, ["."])
+                except IngestError as error:
+                    log.warning("cannot re-embed %s: %s", scope, error)
+        index = self.index
+        for source in (s for s in stale if s.kind != "documents"):
+            kind = cast("Kind", source.kind)
+            text = await self._db.read(lambda c, s=source: repo.source_text(c, s.id))  # type: ignore[misc]
+            await asyncio.to_thread(
+                index.index_text, text, kind=kind, scope=source.scope, uri=source.uri, title=source.title
+            )
+        return len(stale)
 
     def embedder_health(self) -> tuple[Literal["ready", "degraded", "disabled"], str]:
         """How the embedder stands, read without loading it or making a network request (`health`)."""
@@ -142,6 +176,7 @@ class Retrieval(ContextSources):
 
     async def start(self) -> None:
         """Resume the jobs a previous process left running; fail the stale ones."""
+        self._loop = asyncio.get_running_loop()
         left = await self._db.read(lambda c: repo.jobs(c, statuses=ACTIVE, limit=1000))
         horizon = datetime.now(UTC) - timedelta(hours=self._settings.stale_hours)
         for job in reversed(left):
@@ -153,7 +188,9 @@ class Retrieval(ContextSources):
             self._launch(job.id)
 
     async def stop(self) -> None:
-        tasks = list(self._tasks.values())
+        tasks: list[asyncio.Task[Any]] = list(self._tasks.values())
+        if self._reembedding is not None:
+            tasks.append(self._reembedding)
         for task in tasks:
             task.cancel()
         for task in tasks:

@@ -41,10 +41,12 @@ __all__ = [
     "recent_citations",
     "record_citations",
     "source_chunks",
+    "source_text",
     "source_texts",
     "sources",
     "stage",
     "staged",
+    "stale_sources",
     "touch_source",
     "unpin",
     "unstage",
@@ -405,3 +407,15 @@ def source_chunks(conn: Connection, kind: str, scope: str, uri: str) -> list[Rag
         .order_by(c.c.ordinal)
     )
     return [RagChunkRow(**r._asdict()) for r in conn.execute(stmt)]
+
+
+def stale_sources(conn: Connection, embedder: str) -> list[RagSourceRow]:
+    """Sources with passages another embedder made (the embedder was changed since)."""
+    stmt = sa.select(s).where(s.c.embedder != embedder, s.c.chunk_count > 0, s.c.error.is_(None))
+    return [_source(r) for r in conn.execute(stmt.order_by(s.c.id))]
+
+
+def source_text(conn: Connection, source_id: int) -> str:
+    """A source's text as its chunks hold it, in reading order."""
+    texts = conn.execute(sa.select(c.c.text).where(c.c.source_id == source_id).order_by(c.c.ordinal)).scalars()
+    return "\n\n".join(texts)
