@@ -395,17 +395,22 @@ class Retrieval(ContextSources):
         with `auto_index`, a folder never indexed starts indexing."""
         floor = self._settings.min_similarity if min_similarity is None else min_similarity
         scope = await asyncio.to_thread(scope_of, workspace)
-        running = [j for j in await self.jobs(limit=50) if j.scope == scope and j.status in ACTIVE]
-        count = await self._db.read(lambda c: (len(repo.sources(c, kind, scope)), repo.count_chunks(c, kind, scope)))
-        if auto_index and not running and self._settings.auto_index:
-            if count[0] == 0:
-                running = [await self.add(workspace, ["."], kind=kind)]
+        sources, chunks, running = await self._db.read(
+            lambda c: (
+                repo.count_sources(c, kind, scope),
+                repo.count_chunks(c, kind, scope),
+                repo.active_job(c, kind, scope),
+            )
+        )
+        if auto_index and running is None and self._settings.auto_index:
+            if sources == 0:
+                running = await self.add(workspace, ["."], kind=kind)
             elif time.monotonic() - self._refreshed.get(scope, float("-inf")) >= REFRESH_EVERY_S:
                 # Files added, changed or deleted since: a job that reads only those (the rest are known by size
                 # and time). This search answers from the index as it is; the next one sees the changes.
                 await self.add(workspace, ["."], kind=kind)
         hits: list[Hit] = []
-        if count[1]:
+        if chunks:
             from cowork.embeddings import EmbedderError
 
             try:
@@ -415,4 +420,4 @@ class Retrieval(ContextSources):
                 )
             except EmbedderError as error:
                 raise IngestError("embedder_error", f"The embedder failed: {error}") from None
-        return SearchAnswer(hits, count[0], count[1], running[0] if running else None)
+        return SearchAnswer(hits, sources, chunks, running)

@@ -281,6 +281,11 @@ class MemoryFile:
     lines: int
     modified: float
 
+    @property
+    def hot(self) -> bool:
+        """The hot cache: in every conversation's prompt."""
+        return self.key == HOT_CACHE
+
 
 class MemoryFiles:
     """The written memories of one folder (and of the user), as people see, correct and forget them.

@@ -173,7 +173,7 @@ def _memory_info(found: MemoryFile) -> MemoryFileInfo:
         path=str(found.path),
         size_bytes=found.size,
         lines=found.lines,
-        hot=found.key == "AGENT.md",
+        hot=found.hot,
         updated_at=datetime.fromtimestamp(found.modified, UTC),
     )
 

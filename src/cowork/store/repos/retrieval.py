@@ -23,8 +23,10 @@ from .._schema import sessions as ss
 __all__ = [
     "Exchange",
     "NewChunk",
+    "active_job",
     "chunks",
     "count_chunks",
+    "count_sources",
     "create_job",
     "delete_source",
     "delete_sources_like",
@@ -143,6 +145,23 @@ def touch_source(conn: Connection, source_id: int, mtime_ns: int) -> None:
 def delete_source(conn: Connection, source_id: int) -> None:
     _drop_chunks(conn, source_id)
     conn.execute(s.delete().where(s.c.id == source_id))
+
+
+def count_sources(conn: Connection, kind: str, scope: str) -> int:
+    stmt = sa.select(sa.func.count()).select_from(s).where(s.c.kind == kind, s.c.scope == scope)
+    return int(conn.execute(stmt).scalar_one())
+
+
+def active_job(conn: Connection, kind: str, scope: str) -> IngestJobRow | None:
+    """The newest job still filling the folder's index of `kind` (pending or processing), if any."""
+    stmt = (
+        sa.select(j)
+        .where(j.c.kind == kind, j.c.scope == scope, j.c.status.in_(("pending", "processing")))
+        .order_by(j.c.created_at.desc())
+        .limit(1)
+    )
+    row = conn.execute(stmt).first()
+    return _job(row) if row else None
 
 
 def count_chunks(conn: Connection, kind: str, scope: str) -> int:
