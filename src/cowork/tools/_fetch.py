@@ -8,33 +8,20 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-import anyio
 import httpx
 import trafilatura
 
 from cowork.config import WebConfig
 from cowork.tools._base import ToolError
+from cowork.tools._download import download
 from cowork.tools._fsutil import human_size, looks_binary, run_blocking
-from cowork.tools._net import (
-    Resolver,
-    check_web_url,
-    http_status_error,
-    is_tls_error,
-    make_client,
-    network_error,
-    pinned_request,
-    resolve_checked,
-    system_resolver,
-)
+from cowork.tools._net import Resolver
 from cowork.tools._untrusted import plain_text, untrusted_block
 
-from ._web_fetch import MAX_CHARS, MAX_REDIRECTS
+from ._web_fetch import MAX_CHARS
 
 __all__ = ["fetch"]
 
-_MAX_ADDRESSES = 4
-"""Resolved addresses tried in turn when connecting fails (e.g. ::1 before 127.0.0.1)."""
-_REDIRECTS = {301, 302, 303, 307, 308}
 _TEXT_TYPES = {
     "application/json", "application/ld+json", "application/xml", "application/javascript", "application/x-javascript",
     "application/ecmascript", "application/yaml", "application/x-yaml", "application/toml", "application/x-ndjson",
@@ -69,97 +56,46 @@ async def fetch(
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> str:
     """webFetch's result for `address`: the page's content, or a ToolError saying what went wrong."""
-    url = check_web_url(address)
-    try:
-        with anyio.fail_after(web.fetch_timeout_seconds):
-            page = await _download(url, web, resolver or system_resolver, transport)
-    except TimeoutError:
-        raise ToolError(
-            f"Timed out after {web.fetch_timeout_seconds:g} seconds fetching {url}: the server is slow or not "
-            "answering. Try again later, or use another source."
-        ) from None
+    got = await download(
+        address,
+        web,
+        tool="webFetch",
+        accept=_ACCEPT,
+        check=_check_type,
+        max_bytes=web.fetch_max_bytes,
+        keep_truncated=True,
+        resolver=resolver,
+        transport=transport,
+    )
+    page = _page(got.url, got.status, got.mime, got.charset, got.body, got.truncated)
+    page.redirects = got.redirects
     text, how = await run_blocking(lambda: _to_text(page))
     return _render(page, text, how, max_chars, web.fetch_max_bytes)
 
 
-async def _download(
-    url: httpx.URL, web: WebConfig, resolver: Resolver, transport: httpx.AsyncBaseTransport | None
-) -> _Page:
-    redirects: list[str] = []
-    current = url
-    async with make_client(web.fetch_timeout_seconds, tool="webFetch", transport=transport) as client:
-        for _hop in range(MAX_REDIRECTS + 1):
-            response = await _send(client, current, web.allow_private_addresses, resolver)
-            try:
-                location = response.headers.get("location")
-                if response.status_code in _REDIRECTS and location:
-                    redirects.append(str(current))
-                    current = check_web_url(str(current.join(location.strip())), what="redirect target")
-                    continue
-                page = await _read(response, current, web.fetch_max_bytes)
-            except httpx.HTTPError as exc:
-                raise ToolError(network_error(exc, current)) from None
-            except httpx.InvalidURL as exc:
-                raise ToolError(f"{current} redirected to an invalid URL: {exc}.") from None
-            finally:
-                await response.aclose()
-            page.redirects = redirects
-            return page
-    raise ToolError(
-        f"Too many redirects: {url} redirected more than {MAX_REDIRECTS} times (the last hop was to {current}). "
-        "The site may be looping; try the final URL directly or use another source."
-    )
-
-
-async def _send(client: httpx.AsyncClient, url: httpx.URL, allow_private: bool, resolver: Resolver) -> httpx.Response:
-    addresses = await resolve_checked(url, allow_private=allow_private, resolver=resolver)
-    failure: httpx.HTTPError | None = None
-    for address in addresses[:_MAX_ADDRESSES]:
-        request = pinned_request(client, url, address)
-        request.headers["Accept"] = _ACCEPT
-        try:
-            return await client.send(request, stream=True)
-        except httpx.ConnectError as exc:
-            if is_tls_error(exc):
-                raise ToolError(network_error(exc, url)) from None
-            failure = exc  # try the next address
-        except httpx.HTTPError as exc:
-            raise ToolError(network_error(exc, url)) from None
-    assert failure is not None
-    raise ToolError(network_error(failure, url))
-
-
-async def _read(response: httpx.Response, url: httpx.URL, max_bytes: int) -> _Page:
-    status = response.status_code
-    if status >= 400:
-        raise ToolError(http_status_error(status, response.reason_phrase, url))
-    if status >= 300:
-        raise ToolError(f"HTTP {status} {response.reason_phrase} from {url} with no Location to follow.")
-    mime = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+def _kind(mime: str) -> Kind | None:
+    """What webFetch reads a media type as; None: sniffed from the body."""
     if mime in ("text/html", "application/xhtml+xml"):
-        kind: Kind | None = "html"
-    elif mime.startswith("text/") or mime in _TEXT_TYPES or mime.endswith(("+json", "+xml")):
-        kind = "text"
-    elif mime in _SNIFF_TYPES:
-        kind = None
-    else:
-        raise ToolError(_unsupported(mime, response.headers.get("content-length"), url))
-    chunks: list[bytes] = []
-    size = 0
-    truncated = False
-    async for chunk in response.aiter_bytes():
-        if size + len(chunk) > max_bytes:
-            chunks.append(chunk[: max_bytes - size])
-            truncated = True
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    body = b"".join(chunks)
+        return "html"
+    if mime.startswith("text/") or mime in _TEXT_TYPES or mime.endswith(("+json", "+xml")):
+        return "text"
+    return None
+
+
+def _check_type(mime: str, headers: httpx.Headers, url: httpx.URL) -> None:
+    if _kind(mime) is None and mime not in _SNIFF_TYPES:
+        raise ToolError(_unsupported(mime, headers.get("content-length"), url))
+
+
+def _page(url: str, status: int, mime: str, charset: str | None, body: bytes, truncated: bool) -> _Page:
+    kind = _kind(mime)
     if kind is None:
         if looks_binary(body[:8192]):
-            raise ToolError(_unsupported(mime or "binary data", str(len(body)) if not truncated else None, url))
+            raise ToolError(
+                _unsupported(mime or "binary data", str(len(body)) if not truncated else None, httpx.URL(url))
+            )
         kind = "html" if re.search(rb"<!doctype html|<html", body[:4096], re.IGNORECASE) else "text"
-    return _Page(str(url), status, mime or "unknown type", kind, response.charset_encoding, body, truncated)
+    return _Page(url, status, mime or "unknown type", kind, charset, body, truncated)
 
 
 def _unsupported(mime: str, length: str | None, url: httpx.URL) -> str:

@@ -140,8 +140,10 @@ def _parse_ip(text: str) -> IPAddress | None:
         return None
 
 
-async def resolve_checked(url: httpx.URL, *, allow_private: bool, resolver: Resolver) -> list[str]:
-    """The addresses to connect to for `url`'s host, every one checked.
+async def resolve_checked(
+    url: httpx.URL, *, allow_private: bool, resolver: Resolver, who: str = "webFetch"
+) -> list[str]:
+    """The addresses to connect to for `url`'s host, every one checked (`who` fetches, for the refusal).
 
     Raises:
         ToolError: the name does not resolve, or (unless `allow_private`) an address is not public.
@@ -169,7 +171,7 @@ async def resolve_checked(url: httpx.URL, *, allow_private: bool, resolver: Reso
         if problem:
             shown = url.host if literal is not None else f"{url.host} (it resolves to {address})"
             raise ToolError(
-                f"Refused to fetch {url}: {shown} is {problem}, and webFetch only reaches public internet "
+                f"Refused to fetch {url}: {shown} is {problem}, and {who} only reaches public internet "
                 "addresses (loopback, private and link-local ones are blocked to protect the user's machine and "
                 "network). Do not retry it; if the user wants such addresses reachable, they can set "
                 "tools.web.allow_private_addresses to true."
