@@ -146,6 +146,7 @@ class Core:
             self.config.memory,
             home=self.paths.home,
             publish=lambda job: self.notices.publish("ingest/progress", job_info(job)),
+            web=self.config.tools.web,
         )
         """Each folder's index of documents and the jobs that fill it (`ingest/*`, `memory/search`)."""
         self.working_memory = WorkingMemory(self.db)

@@ -72,7 +72,7 @@ from ._retrieval import *  # noqa: F403
 from ._retrieval import __all__ as _retrieval_all
 from ._traces import *  # noqa: F403
 from ._traces import __all__ as _traces_all
-from ._urls import web_url
+from ._urls import is_url, web_url
 from ._usage import *  # noqa: F403
 from ._usage import __all__ as _usage_all
 from ._values import *  # noqa: F403
@@ -148,5 +148,6 @@ __all__ = [
     *_providers_all,
     *_usage_all,
     *_values_all,
+    "is_url",
     "web_url",
 ]

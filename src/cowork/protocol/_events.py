@@ -370,7 +370,9 @@ class Citation(WireModel):
     """One passage of the folder's documents an answer was given (`Citations`)."""
 
     chunk_id: int = Field(description="The passage, for `memory/passage` (gone once its file is indexed again).")
-    path: str = Field(description="The source file, relative to the session's folder.")
+    path: str = Field(
+        description="The source file, relative to the session's folder, or the URL of a web page indexed there."
+    )
     title: str
     heading: str = Field(description="Where in the file the passage sits: its heading path, outermost first.")
     similarity: float | None = Field(default=None, description="Cosine similarity to the query, when searched.")

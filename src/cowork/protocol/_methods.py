@@ -1156,8 +1156,9 @@ METHODS.update(
                 IngestAddParams,
                 IngestJobInfo,
                 "Index files or folders of a session's folder for search (pdf, docx, xlsx, pptx, html, markdown, "
-                "text, code, notebooks): a background job, persisted and resumable; progress goes out as "
-                "`ingest/progress`. Unchanged files (same bytes, same embedder) are skipped.",
+                "text, code, notebooks), and web pages by URL into the same index: a background job, persisted and "
+                "resumable; progress goes out as `ingest/progress`. Unchanged files (same bytes, same embedder) and "
+                "pages (same text) are not embedded again. A bad URL is `invalid_params` and starts nothing.",
                 "session_not_found",
                 "workspace_not_found",
                 "path_denied",

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Literal, Self
+from urllib.parse import urlsplit
 
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
 from ._base import Params, WireModel
 
 __all__ = [
+    "MAX_INGEST_URLS",
+    "MAX_URL_CHARS",
     "IndexKind",
     "IngestAddParams",
     "IngestJobInfo",
@@ -31,12 +34,23 @@ IndexKind = Literal["documents", "conversations", "activity", "observations"]
 IngestStatus = Literal["pending", "processing", "done", "paused", "failed", "cancelled"]
 
 
+MAX_INGEST_URLS = 50
+MAX_URL_CHARS = 2048
+
+
 class IngestAddParams(Params):
     paths: list[str] = Field(
-        min_length=1,
+        default_factory=list,
         max_length=100,
         description='Files or folders to index, relative to the folder (or absolute inside it); `["."]` indexes all '
         "of it. Anything outside the folder, credential files and Cowork's own secrets are refused (`path_denied`).",
+    )
+    urls: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_INGEST_URLS,
+        description="Web pages (http or https) to fetch and index into the same folder's index, with webFetch's "
+        "guards (public addresses only unless `tools.web.allow_private_addresses`; size, time and type limits). "
+        "Each is indexed under its final URL, after redirects. At least one path or URL is required.",
     )
     session_id: str | None = Field(
         default=None, max_length=200, description="Index in this session's folder (default: the server's folder)."
@@ -44,6 +58,32 @@ class IngestAddParams(Params):
     workspace: str | None = Field(
         default=None, max_length=4096, description="Or this folder (an absolute path), as `session/create` takes it."
     )
+
+    @field_validator("urls")
+    @classmethod
+    def _web_urls(cls, urls: list[str]) -> list[str]:
+        for url in urls:
+            shown = url if len(url) <= 200 else url[:200] + "…"
+            if len(url) > MAX_URL_CHARS:
+                raise ValueError(f"URL too long ({len(url):,} characters; at most {MAX_URL_CHARS:,}): {shown}")
+            try:
+                parts = urlsplit(url.strip())
+                host = parts.hostname
+            except ValueError as error:
+                raise ValueError(f"invalid URL {shown!r}: {error}") from None
+            if parts.scheme.lower() not in ("http", "https"):
+                raise ValueError(f"only http and https URLs can be indexed, not {shown!r}")
+            if not host:
+                raise ValueError(f"URL {shown!r} has no host name")
+            if parts.username is not None or parts.password is not None:
+                raise ValueError(f"URL {shown!r} carries credentials (user:password@), which are not allowed")
+        return urls
+
+    @model_validator(mode="after")
+    def _something(self) -> Self:
+        if not self.paths and not self.urls:
+            raise ValueError("name at least one path or URL to index")
+        return self
 
 
 class IngestJobRef(Params):
@@ -60,15 +100,20 @@ class IngestJobInfo(WireModel):
     kind: IndexKind
     folder: str = Field(description="The folder whose index the job fills.")
     paths: list[str] = Field(description="What it indexes, relative to the folder.")
+    urls: list[str] = Field(default_factory=list, description="The web pages it indexes, as asked for.")
     status: IngestStatus = Field(
         description="`pending → processing → done`; `paused` (resume continues after the last file finished), "
         "`failed` (see `error`), `cancelled`."
     )
-    total: int = Field(description="Files to index (known once the job has listed them).")
-    done: int = Field(description="Files finished, each committed with its chunks.")
-    failed: int = Field(description="Files that could not be read or converted (recorded, skipped).")
-    chunks: int = Field(description="Chunks embedded by this job (unchanged files cost none).")
-    error: str | None = None
+    total: int = Field(description="Pages and files to index (known once the job has listed the files).")
+    done: int = Field(description="Pages and files finished, each committed with its chunks (pages come first).")
+    failed: int = Field(description="Pages and files that could not be fetched, read or converted (recorded, skipped).")
+    chunks: int = Field(description="Chunks embedded by this job (unchanged files and pages cost none).")
+    error: str | None = Field(
+        default=None,
+        description="Why a `failed` job failed; otherwise why items failed, one `uri: reason` line each (the first "
+        "few).",
+    )
     created_at: datetime
     updated_at: datetime
 
@@ -99,7 +144,10 @@ class MemorySearchParams(Params):
 
 class SearchHitInfo(WireModel):
     chunk_id: int
-    path: str = Field(description="The source, relative to the folder.")
+    path: str = Field(
+        description="The source: a path relative to the folder, or the URL of a web page indexed by `ingest/add` "
+        "(starts with http:// or https://; never a file in the folder)."
+    )
     title: str
     heading: str = Field(description="Where in the source the chunk sits: its heading path, outermost first.")
     text: str
@@ -126,7 +174,7 @@ class PassageParams(Params):
 
 class PassageInfo(WireModel):
     chunk_id: int
-    path: str = Field(description="The source, relative to the folder.")
+    path: str = Field(description="The source, relative to the folder, or a web page's URL (as in search hits).")
     title: str
     heading: str
     text: str = Field(description="The passage as it was indexed (not the file's current text).")

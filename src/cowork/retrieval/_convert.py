@@ -1,7 +1,7 @@
 """Files as text for the index: a title and markdown-ish text (headings as `#` lines) per supported format.
 
 PDF, Word, Excel and PowerPoint go through `cowork.documents` (the same conversion the `read` tool shows, with its
-zip-bomb and size limits); HTML through trafilatura (main content to markdown, navigation dropped); notebooks through
+zip-bomb and size limits; bytes that did not come from a file, a downloaded page, go through a temporary file); HTML through trafilatura (main content to markdown, navigation dropped); notebooks through
 nbformat (markdown cells as they are, code cells fenced); markdown, text and source code as they are. Blocking:
 call from a worker thread.
 """
@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["TEXT_EXTENSIONS", "ConvertError", "Converted", "convert_file", "indexable"]
+__all__ = ["TEXT_EXTENSIONS", "ConvertError", "Converted", "convert_bytes", "convert_file", "indexable"]
 
 DOCUMENT_EXTENSIONS = frozenset({".pdf", ".docx", ".xlsx", ".xlsm", ".pptx"})
 HTML_EXTENSIONS = frozenset({".html", ".htm", ".xhtml"})
@@ -52,10 +52,10 @@ def _plain(markdown: str) -> str:
     return _EMPHASIS.sub(r"\1", _ESCAPE.sub(r"\1", markdown.replace("¶", "")))
 
 
-def _html(data: bytes, name: str) -> Converted:
+def _html(data: bytes, name: str, charset: str | None = None) -> Converted:
     import trafilatura
 
-    html = data.decode("utf-8", errors="replace")
+    html = _decode(data, charset)
     text = trafilatura.extract(
         html, output_format="markdown", include_tables=True, include_comments=False, favor_recall=True
     )
@@ -66,6 +66,20 @@ def _html(data: bytes, name: str) -> Converted:
 
         title = " ".join(html_lib.unescape(match.group(1)).replace("¶", "").split())
     return Converted(title or name, _plain(text or ""))
+
+
+def _decode(data: bytes, charset: str | None) -> str:
+    """Text in the charset a server declared (when Python knows it), else UTF-8, never failing."""
+    if charset:
+        import codecs
+
+        try:
+            codecs.lookup(charset)
+        except LookupError:
+            pass
+        else:
+            return data.decode(charset, errors="replace")
+    return data.decode("utf-8", errors="replace")
 
 
 def _notebook(data: bytes, name: str) -> Converted:
@@ -89,27 +103,48 @@ def _notebook(data: bytes, name: str) -> Converted:
 def convert_file(path: Path) -> Converted:
     """The file's title and text; `ConvertError` when it cannot be read as one of the supported formats."""
     suffix = path.suffix.lower()
-    name = path.name
     if suffix in DOCUMENT_EXTENSIONS:
-        from cowork.documents import DocumentError, convert
-
-        try:
-            document = convert(path)
-        except DocumentError as error:
-            raise ConvertError(str(error)) from None
-        return Converted(document.meta.title or name, document.text)
+        return _document(path, path.name)
     try:
         with path.open("rb") as handle:
             data = handle.read(MAX_TEXT_BYTES)
     except OSError as error:
         raise ConvertError(f"cannot be read: {error.strerror}") from None
+    return _from_bytes(data, suffix, path.name, None)
+
+
+def convert_bytes(data: bytes, suffix: str, name: str, *, charset: str | None = None) -> Converted:
+    """`data` read as a file of that `suffix` (`.html`, `.pdf`...) named `name` (the title when it has none);
+    `charset` is how text was declared to be encoded. `ConvertError` as `convert_file`."""
+    suffix = suffix.lower()
+    if suffix in DOCUMENT_EXTENSIONS:
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="cowork-page-") as folder:
+            path = Path(folder) / f"page{suffix}"
+            path.write_bytes(data)
+            return _document(path, name)
+    return _from_bytes(data[:MAX_TEXT_BYTES], suffix, name, charset)
+
+
+def _document(path: Path, name: str) -> Converted:
+    from cowork.documents import DocumentError, convert
+
+    try:
+        document = convert(path)
+    except DocumentError as error:
+        raise ConvertError(str(error)) from None
+    return Converted(document.meta.title or name, document.text)
+
+
+def _from_bytes(data: bytes, suffix: str, name: str, charset: str | None) -> Converted:
     if suffix in HTML_EXTENSIONS:
-        return _html(data, name)
+        return _html(data, name, charset)
     if suffix == ".ipynb":
         return _notebook(data, name)
     if b"\x00" in data[:8192]:
         raise ConvertError("looks binary")
-    text = data.decode("utf-8", errors="replace")
+    text = _decode(data, charset)
     if suffix in (".md", ".markdown"):
         heading = re.search(r"^#\s+(.+)$", text, re.MULTILINE)
         return Converted(heading.group(1).strip() if heading else name, text)

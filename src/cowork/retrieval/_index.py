@@ -25,7 +25,7 @@ from cowork.store import Database
 from cowork.store.repos import retrieval as repo
 
 from ._chunking import Chunk, chunk_text, embedding_text
-from ._convert import ConvertError, convert_file
+from ._convert import ConvertError, convert_bytes, convert_file
 
 __all__ = ["Hit", "IndexOutcome", "Kind", "RetrievalIndex", "fts_query"]
 
@@ -180,6 +180,27 @@ class RetrievalIndex:
             self._store(kind, scope, uri, path.name, digest, info.st_size, info.st_mtime_ns, [], str(error))
             return IndexOutcome(uri, "failed", error=str(error))
         return _Prepared.of(converted.text, converted.title, uri, digest, info.st_size, info.st_mtime_ns)
+
+    def index_page(
+        self, body: bytes, *, suffix: str, name: str, charset: str | None, kind: Kind, scope: str, uri: str
+    ) -> IndexOutcome:
+        """Index a downloaded page (its `body`, read as a `suffix` file) as the source `uri`, blocking.
+
+        The page is known by the hash of its converted title and text, not of its bytes (a page's markup changes
+        with every request: a date, a token): the same text with the same embedder is not embedded again. A page
+        that cannot be converted is recorded like such a file, with its error and no chunks.
+        """
+        known = self.db.read_sync(lambda c: repo.get_source(c, kind, scope, uri))
+        try:
+            converted = convert_bytes(body, suffix, name, charset=charset)
+        except ConvertError as error:
+            self._store(kind, scope, uri, name, _hash(body), len(body), 0, [], str(error))
+            return IndexOutcome(uri, "failed", error=str(error))
+        digest = _hash(f"{converted.title}\n{converted.text}".encode())
+        if known is not None and known.embedder == self.embedder.id and known.content_hash == digest:
+            return IndexOutcome(uri, "unchanged", chunks=known.chunk_count)
+        prepared = _Prepared.of(converted.text, converted.title, uri, digest, len(body), 0)
+        return self._embed_and_store([prepared], kind, scope)[0]
 
     def index_text(
         self,

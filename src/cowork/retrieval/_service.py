@@ -1,14 +1,18 @@
 """`Retrieval`: the server's index of each folder's documents, the jobs that fill it, and searches over it.
 
 An ingestion job is a persisted state machine — `pending → processing → done | paused | failed | cancelled` — over
-a sorted list of files. Each file is converted, chunked, embedded and committed with its chunks in one transaction
-before the job's `done` count moves past it, so a job stopped at any point (pause, cancel, SIGKILL) resumes after
+the web pages it names (first, in the order given: their places never move) and then a sorted list of files. Each
+page or file is converted, chunked, embedded and committed with its chunks in one transaction before the job's `done`
+count moves past it, so a job stopped at any point (pause, cancel, SIGKILL) resumes after
 the last file committed, and an unchanged file (same bytes, same embedder) is never embedded again. At start-up a
 job a previous process left `pending` or `processing` resumes; one untouched for longer than `stale_hours` is marked
 failed. The work runs in worker threads: the event loop only waits.
 
 Paths come from users (`ingest/add`) or from the session's own folder, and are held to that folder with the file
-tools' policy (credential files and Cowork's own secrets are never read, links out are not followed).
+tools' policy (credential files and Cowork's own secrets are never read, links out are not followed). URLs are
+fetched with webFetch's guards (see `_pages`); a page that cannot be fetched counts as failed, keeps what was
+indexed from it before, and its error is kept in the job's `error` with the other items' (`_progress`). Pages
+live in the folder's index under their URL; a refresh of the folder neither fetches nor forgets them.
 """
 
 from __future__ import annotations
@@ -25,13 +29,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from cowork.config import MemoryConfig
+from cowork.config import MemoryConfig, WebConfig
 from cowork.policy import PathDenied, PathPolicy
 from cowork.store import Database, IngestJobRow
 from cowork.store.repos import retrieval as repo
 
 from ._context import ContextSources, IngestError, Pin, scope_of
 from ._convert import indexable
+from ._pages import PageError, checked_urls, index_url, is_url
+from ._progress import Progress
 
 if TYPE_CHECKING:  # numpy and the embedders load with the first search or job, not at start-up
     from cowork.embeddings import Embedder
@@ -92,9 +98,12 @@ class Retrieval(ContextSources):
         home: Path | None = None,
         publish: Callable[[IngestJobRow], None] = lambda _job: None,
         embedder: Embedder | None = None,
+        web: WebConfig | None = None,
     ) -> None:
+        """`web` is `tools.web`: the rules pages are fetched by (private addresses, the time limit)."""
         self._db = db
         self._settings = settings
+        self._web = web or WebConfig()
         self._home = home
         self._publish = publish
         self._embedder = embedder
@@ -203,17 +212,29 @@ class Retrieval(ContextSources):
         policy = PathPolicy.build(workspace, home=self._home)
         return replace(policy, read_roots=(policy.workspace,))
 
-    async def add(self, workspace: Path, paths: list[str], *, kind: Kind = "documents") -> IngestJobRow:
-        """Start a job indexing `paths` (files or folders in `workspace`; `["."]` for all of it)."""
-        if not paths:
-            raise IngestError("invalid_params", "Name at least one file or folder to index.")
+    async def add(
+        self, workspace: Path, paths: list[str], *, urls: list[str] | None = None, kind: Kind = "documents"
+    ) -> IngestJobRow:
+        """Start a job indexing `paths` (files or folders in `workspace`; `["."]` for all of it) and `urls` (web
+        pages, into the same folder's index)."""
+        urls = urls or []
+        if not paths and not urls:
+            raise IngestError("invalid_params", "Name at least one file, folder or URL to index.")
+        try:
+            pages = checked_urls(urls)
+        except PageError as error:
+            raise IngestError("invalid_params", str(error)) from None
         workspace, checked = await asyncio.to_thread(self._checked, workspace, paths)
         scope = str(workspace)  # resolved by `_checked`: what `scope_of` gives
-        for running in await self._db.read(lambda c: repo.jobs(c, statuses=ACTIVE, limit=1000)):
+        running_jobs = [] if pages else await self._db.read(lambda c: repo.jobs(c, statuses=ACTIVE, limit=1000))
+        for running in running_jobs:  # (pages are never part of a running folder job)
             if running.scope == scope and running.kind == kind and "." in json.loads(running.spec)["paths"]:
                 return running  # the whole folder is being indexed already: the same job, not a second one
         job_id = uuid.uuid4().hex
-        spec = json.dumps({"workspace": str(workspace), "paths": checked})
+        description: dict[str, object] = {"workspace": str(workspace), "paths": checked}
+        if pages:
+            description["urls"] = pages
+        spec = json.dumps(description)
 
         def create(conn):  # type: ignore[no-untyped-def]
             repo.prune_jobs(conn, KEEP_JOBS)
@@ -314,43 +335,58 @@ class Retrieval(ContextSources):
         job = await self._set(job_id, status="processing")
         spec = json.loads(job.spec)
         workspace = Path(spec["workspace"])
+        urls: list[str] = spec.get("urls", [])  # absent from jobs made before pages could be indexed
         files = await asyncio.to_thread(self._files, workspace, spec["paths"])
-        if job.total != len(files):
-            job = await self._set(job_id, total=len(files))
+        if job.total != len(urls) + len(files):
+            job = await self._set(job_id, total=len(urls) + len(files))
         index = self.index
-        done, failed, chunks = job.done, job.failed, job.chunks
-        last_publish = 0.0
-        position = 0
-        while position < len(files):
-            stop = self._stop.get(job_id)
-            if stop is not None:
+        progress = Progress(job)
+        # Pages first: their places in the order are fixed by the spec, whatever happens to the folder's files
+        # while the job is stopped, so a resumed job skips exactly the pages it finished.
+        for position, url in enumerate(urls):
+            if position < job.done:
+                continue  # finished by an earlier run: not fetched again
+            if (stop := self._stop.get(job_id)) is not None:
                 await self._set(job_id, status=stop)
                 return
-            group = _group(files, position)
+            limit = int(self._settings.max_file_mb * 1024 * 1024)
+            outcome = await index_url(index, url, web=self._web, max_bytes=limit, kind=job.kind, scope=job.scope)  # type: ignore[arg-type]
+            progress.count(outcome)
+            await self._checkpoint(job_id, progress, last=position + 1 == len(urls) + len(files))
+        position = len(urls)
+        end = len(urls) + len(files)
+        while position < end:
+            if (stop := self._stop.get(job_id)) is not None:
+                await self._set(job_id, status=stop)
+                return
+            group = _group(files, position - len(urls))
             items = [(path, path.relative_to(workspace).as_posix()) for path in group]
             outcomes = await asyncio.to_thread(index.index_files, items, kind=job.kind, scope=job.scope)  # type: ignore[arg-type]
             for outcome in outcomes:
-                chunks += outcome.embedded
+                progress.chunks += outcome.embedded
                 if position < job.done:
                     # Before the checkpoint: finished by an earlier run, so known by size and time and not read
                     # again; checked all the same, so a file added or changed while the job was stopped is not missed.
                     position += 1
                     continue
                 position += 1
-                done += 1
-                failed += outcome.status == "failed"
-            values = {"done": done, "failed": failed, "chunks": chunks}
-            await self._db.write(lambda c, v=values: repo.update_job(c, job_id, **v))  # type: ignore[misc]
-            if time.monotonic() - last_publish >= PROGRESS_EVERY_S or position == len(files):
-                last_publish = time.monotonic()
-                self._publish(await self.job(job_id))
+                progress.count(outcome, embedded=False)
+            await self._checkpoint(job_id, progress, last=position == end)
         if "." in spec["paths"]:  # the whole folder was listed: what is no longer there leaves the index
             present = {path.relative_to(workspace).as_posix() for path in files}
             known = await self._db.read(lambda c: repo.sources(c, job.kind, job.scope))
             for source in known:
-                if source.uri not in present:
+                if source.uri not in present and not is_url(source.uri):  # pages are not the folder's files
                     await asyncio.to_thread(index.forget, kind=job.kind, scope=job.scope, uri=source.uri)  # type: ignore[arg-type]
         await self._set(job_id, status="done")
+
+    async def _checkpoint(self, job_id: str, progress: Progress, *, last: bool) -> None:
+        """Commit the job's counts (and its items' errors), and tell of them a few times a second at most."""
+        values = progress.values()
+        await self._db.write(lambda c: repo.update_job(c, job_id, **values))
+        if last or time.monotonic() - progress.published >= PROGRESS_EVERY_S:
+            progress.published = time.monotonic()
+            self._publish(await self.job(job_id))
 
     def _files(self, workspace: Path, paths: list[str]) -> list[Path]:
         """The indexable files the job covers, sorted (so a resumed job sees the same order), within limits."""

@@ -21,6 +21,7 @@ def job_info(job: IngestJobRow) -> IngestJobInfo:
         kind=job.kind,
         folder=spec.get("workspace", job.scope),
         paths=list(spec.get("paths", [])),
+        urls=list(spec.get("urls", [])),
         status=job.status,
         total=job.total,
         done=job.done,

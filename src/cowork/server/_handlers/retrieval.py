@@ -99,7 +99,8 @@ async def _folder(core: Core, session_id: str | None, workspace: str | None) -> 
 
 async def ingest_add(core: Core, peer: Peer | None, params: IngestAddParams) -> IngestJobInfo:
     try:
-        job = await core.retrieval.add(await _folder(core, params.session_id, params.workspace), params.paths)
+        folder = await _folder(core, params.session_id, params.workspace)
+        job = await core.retrieval.add(folder, params.paths, urls=params.urls)
     except IngestError as error:
         raise _protocol_error(error) from None
     return job_info(job)
