@@ -11,6 +11,7 @@ import pytest
 
 from cowork.clients.connection import RpcError
 from cowork.testing.client import EventClient
+from cowork.testing.http import LocalServer, Reply
 from cowork.testing.server import ServerProcess
 from tests.documents.files import pdf_bytes
 
@@ -166,3 +167,86 @@ async def test_pins_over_the_wire(client: EventClient) -> None:
             await client.call(method, params)
         assert refused.value.code == code, params
     assert (await client.call("memory/unpin", {"path": "docs/leave.md"}))["pins"] == []
+
+
+# ---- web pages by URL ----------------------------------------------------------------------------------------------
+
+PAGE = """<!doctype html><html><head><title>Caring for sourdough starter</title></head><body>
+<nav><a href="/">Home</a></nav><main><article><h1>Caring for sourdough starter</h1>
+<p>Feed the starter every day with equal weights of flour and water and keep it somewhere warm.</p>
+<p>Going on holiday? Keep the jar in the fridge: the culture slows down and survives two weeks unfed.</p>
+</article></main></body></html>"""
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[LocalServer]:
+    routes = {
+        "/bread.html": Reply(body=PAGE),
+        "/old": Reply(status=302, body="", headers={"Location": "/bread.html"}),
+        "/report.pdf": Reply(body=pdf_bytes([["Revenue grew by twelve percent."]]), content_type="application/pdf"),
+    }
+    with LocalServer(routes) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """A server with the test allowance for loopback pages (the local site listens on 127.0.0.1)."""
+    root = tmp_path_factory.mktemp("pages")
+    (root / "ws").mkdir()
+    env = {"COWORK_TOOLS__WEB__ALLOW_PRIVATE_ADDRESSES": "true"}
+    with ServerProcess(root / "home", root / "ws", env=env) as proc:
+        yield proc
+
+
+async def test_pages_indexed_over_the_wire_are_searched_and_cited_by_their_url(
+    web_server: ServerProcess, site: LocalServer
+) -> None:
+    client = await EventClient.connect(web_server.address)
+    try:
+        urls = [site.url("/old"), site.url("/report.pdf"), site.url("/missing.html")]
+        job = await client.call("ingest/add", {"urls": urls})
+        assert (job["paths"], job["urls"], job["status"]) == ([], urls, "pending")
+        done = await _finished(client, job["jobId"])
+        assert (done["status"], done["total"], done["done"], done["failed"]) == ("done", 3, 3, 1)
+        assert done["error"].startswith(f"{site.url('/missing.html')}: HTTP 404")
+        found = await client.call("memory/search", {"query": "how do I keep my bread culture alive on vacation?"})
+        best = found["hits"][0]
+        assert (best["path"], best["title"]) == (site.url("/bread.html"), "Caring for sourdough starter")  # final URL
+        passage = await client.call("memory/passage", {"chunkId": best["chunkId"]})
+        assert passage["path"] == site.url("/bread.html") and "fridge" in passage["text"]
+
+        again = await _finished(client, (await client.call("ingest/add", {"urls": urls[:2]}))["jobId"])
+        assert (again["done"], again["failed"], again["chunks"]) == (2, 0, 0)  # the same text: nothing embedded
+    finally:
+        await client.close()
+
+
+@pytest.mark.parametrize(
+    ("urls", "says"),
+    [
+        (["ftp://example.com/notes.txt"], "only http and https"),
+        (["file:///etc/passwd"], "only http and https"),
+        (["http://"], "no host"),
+        ([f"https://example.com/{i}" for i in range(51)], "at most 50"),
+        ([], "at least one path or URL"),
+    ],
+)
+async def test_bad_urls_are_invalid_params_and_start_nothing(client: EventClient, urls: list[str], says: str) -> None:
+    before = (await client.call("ingest/status", {}))["jobs"]
+    with pytest.raises(RpcError) as refused:
+        await client.call("ingest/add", {"urls": urls, "paths": ["docs"] if urls == ["file:///etc/passwd"] else []})
+    assert refused.value.code == "invalid_params" and says in str(refused.value)
+    assert (await client.call("ingest/status", {}))["jobs"] == before
+
+
+async def test_a_loopback_url_is_refused_by_default_and_the_reason_recorded(
+    client: EventClient, site: LocalServer
+) -> None:
+    requests = len(site.requests)
+    job = await client.call("ingest/add", {"urls": [site.url("/bread.html")]})
+    done = await _finished(client, job["jobId"])
+    assert (done["status"], done["done"], done["failed"], done["chunks"]) == ("done", 1, 1, 0)
+    assert len(site.requests) == requests  # refused before connecting
+    assert done["error"].startswith(f"{site.url('/bread.html')}: Refused to fetch")
+    assert "loopback address" in done["error"] and "tools.web.allow_private_addresses" in done["error"]
