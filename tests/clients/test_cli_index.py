@@ -14,6 +14,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from cowork.testing.http import LocalServer, Reply
+
 from .test_cli import plain, spawn
 
 pytestmark = pytest.mark.slow
@@ -72,3 +74,33 @@ def test_a_terminal_sees_a_progress_bar_and_the_job_s_line(workspace: Path, env:
     output = plain(child.logfile_read.getvalue())
     assert "indexing" in output and "files ·" in output  # the bar, drawn while it ran
     assert "done       43/43 files" in output  # the 40 notes and the fixture's three files
+
+
+def test_urls_mixed_with_paths_are_indexed_and_bad_ones_start_nothing(workspace: Path, env: dict[str, str]) -> None:
+    page = (
+        "<html><head><title>Lighthouse keeping</title></head><body><main><h1>Lighthouse keeping</h1>"
+        "<p>The keeper trims the lamp's wick every evening and logs passing ships in a ledger.</p></main></body></html>"
+    )
+    env = {**env, "COWORK_TOOLS__WEB__ALLOW_PRIVATE_ADDRESSES": "true"}  # the test allowance: the site is local
+    with LocalServer({"/keeper.html": Reply(body=page)}) as site:
+        url, missing = site.url("/keeper.html"), site.url("/nope.html")
+        indexed = cowork(workspace, env, "index", url, "docs", missing, "--json")
+        assert indexed.returncode == 0, indexed.stderr
+        job = json.loads(indexed.stdout)
+        assert (job["urls"], job["paths"], job["status"]) == ([url, missing], ["docs"], "done")
+        assert (job["total"], job["failed"]) == (3, 1)
+        status = cowork(workspace, env, "index", "--status")
+        assert f"{job['jobId'][:8]}  done       3/3 pages and files" in status.stdout
+        assert f"  failed: {missing}: HTTP 404" in status.stdout
+
+    found = cowork(workspace, env, "search", "who looks after the lamp at night?", "-n", "1")
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.startswith(f"[1] {url} — Lighthouse keeping") and "ledger" in found.stdout
+
+    before = cowork(workspace, env, "index", "--status").stdout
+    for bad in ("ftp://example.com/a.txt", "file:///etc/passwd", "http://"):
+        refused = cowork(workspace, env, "index", bad, "docs")
+        assert refused.returncode == 2, refused.stderr
+        assert refused.stderr.startswith("cowork index: ")
+        assert "only http and https" in refused.stderr or "no host" in refused.stderr
+    assert cowork(workspace, env, "index", "--status").stdout == before  # nothing started

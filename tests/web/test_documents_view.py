@@ -1,16 +1,18 @@
 """The Documents view: index the folder with a progress bar, see the job, search by meaning, open a PDF passage in
-the preview, and file text shown as text (never markup)."""
+the preview, and file text shown as text (never markup); index a web page by its URL."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.async_api import BrowserContext, expect
 
 from cowork.testing.client import EventClient
+from cowork.testing.http import LocalServer, Reply
 from cowork.testing.mockllm import MockLLMServer, MockResponse
-from cowork.testing.server import ServerProcess
+from cowork.testing.server import ServerProcess, provider_env
 from tests.documents.files import pdf_bytes
 
 from .conftest import open_ui
@@ -52,6 +54,54 @@ async def test_index_search_and_open_a_passage(
     await pdf.get_by_test_id("doc-hit-open").click()
     await expect(page.get_by_test_id("doc-dialog")).to_be_visible()
     await expect(page.get_by_test_id("doc-dialog")).to_contain_text("report.pdf")
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+PAGE = """<html><head><title>Glacier walks</title></head><body><main><h1>Glacier walks</h1>
+<p>Guided walks on the glacier leave at nine; crampons and helmets are lent at the hut.</p></main></body></html>"""
+
+
+@pytest.fixture
+def page_server(tmp_path: Path, workspace: Path, mock_llm: MockLLMServer) -> Iterator[ServerProcess]:
+    """A server with the test allowance for loopback pages (the site below listens on 127.0.0.1)."""
+    env = provider_env("openai", mock_llm.openai_base_url) | {"COWORK_TOOLS__WEB__ALLOW_PRIVATE_ADDRESSES": "true"}
+    with ServerProcess(tmp_path / "home", workspace, env=env) as process:
+        yield process
+
+
+async def test_index_a_web_page_by_its_url(
+    context: BrowserContext, page_server: ServerProcess, mock_llm: MockLLMServer, artifacts: Path
+) -> None:
+    mock_llm.set_script([MockResponse(text="hello")])
+    with LocalServer({"/glacier.pdf": Reply(body=PAGE)}) as site:  # HTML, although its name ends in .pdf
+        url = site.url("/glacier.pdf")
+        page = await open_ui(context, page_server)
+        await page.get_by_test_id("composer").fill("hi")  # a session: hits of its folder's PDFs get an Open button
+        await page.get_by_test_id("send").click()
+        await expect(page.get_by_test_id("assistant-message")).to_have_text("hello")
+        await page.get_by_test_id("tab-documents").click()
+        await expect(page.get_by_test_id("ingest-jobs")).to_contain_text("Nothing indexed yet.")
+
+        await page.get_by_test_id("ingest-url").fill("ftp://example.com/notes.txt")
+        await page.get_by_test_id("ingest-url-go").click()
+        await expect(page.get_by_test_id("toast").filter(has_text="only http and https")).to_be_visible()
+        await expect(page.get_by_test_id("ingest-jobs")).to_contain_text("Nothing indexed yet.")  # nothing started
+
+        await page.get_by_test_id("ingest-url").fill(url)
+        await page.get_by_test_id("ingest-url").press("Enter")
+        job = page.get_by_test_id("ingest-job").first
+        await expect(job).to_have_attribute("data-status", "done", timeout=60_000)
+        await expect(job).to_contain_text("1/1")
+        await expect(job.locator("td[data-label=What]")).to_have_text(url)
+        await expect(page.get_by_test_id("ingest-url")).to_have_value("")
+
+    await page.get_by_test_id("doc-search").fill("when do the guided ice hikes start?")
+    await page.get_by_test_id("doc-search-go").click()
+    hit = page.get_by_test_id("doc-hit").first
+    await expect(hit.get_by_test_id("doc-hit-path")).to_have_text(url)
+    await expect(hit.get_by_test_id("doc-hit-link")).to_have_attribute("href", url)
+    assert await hit.get_by_test_id("doc-hit-open").count() == 0  # a URL is never previewed as a folder's file
+    await page.screenshot(path=str(artifacts / "documents-url.png"), full_page=True)
     assert page.errors == []  # type: ignore[attr-defined]
 
 

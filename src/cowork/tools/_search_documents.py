@@ -34,8 +34,10 @@ under, best first. It finds text that says the same thing in other words, which 
 
 Use it for questions about what the folder's documents say ("what did the contract say about termination?",
 "where do we describe the deployment process?"). Use grep for an exact string or symbol, glob for file names,
-read to see a whole file once you know which. Cite the files you used. The first search in a folder never indexed
-starts indexing it in the background; until it is done, results are partial and the answer says so."""
+read to see a whole file once you know which. Cite the files you used. Web pages the user indexed into the folder's
+index show their URL (http:// or https://) where a file's path would be: cite the URL, and read the whole page with
+webFetch, never with read. The first search in a folder never indexed starts indexing it in the background; until
+it is done, results are partial and the answer says so."""
     params: ClassVar[type[BaseModel]] = SearchDocumentsParams
 
     async def run(self, params: SearchDocumentsParams, ctx: ToolContext) -> str:

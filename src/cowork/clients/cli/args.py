@@ -112,12 +112,15 @@ def add_index_parsers(sub: Any) -> None:
     """Register `cowork index` and `cowork search` (the folder's document index; see docs/memory.md)."""
     index = sub.add_parser(
         "index",
-        help="index this folder's documents for search (pdf, docx, xlsx, pptx, html, md, code…), with progress",
-        description="Index files or folders (default: the whole folder) in the background server and show its "
-        "progress; unchanged files are skipped. Ctrl-C stops watching, not the job. Exit code 0 when the job is "
-        "done, 1 when it failed or was paused, 2 for a path that is refused.",
+        help="index this folder's documents (pdf, docx, xlsx, pptx, html, md, code…) or web pages for search",
+        description="Index files or folders (default: the whole folder) and web pages (http:// or https:// URLs, "
+        "into this folder's index) in the background server and show its progress; unchanged files and pages are "
+        "not embedded again. Ctrl-C stops watching, not the job. Exit code 0 when the job is done, 1 when it "
+        "failed or was paused, 2 for a path or URL that is refused.",
     )
-    index.add_argument("paths", nargs="*", help="files or folders inside the folder (default: all of it)")
+    index.add_argument(
+        "paths", nargs="*", help="files or folders inside the folder (default: all of it), or URLs", metavar="PATH|URL"
+    )
     index.add_argument("--workspace", "-w", type=Path, default=None, help="the folder (default: current)")
     control = index.add_mutually_exclusive_group()
     control.add_argument("--status", action="store_true", help="list the recent indexing jobs instead")

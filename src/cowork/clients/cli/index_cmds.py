@@ -1,4 +1,4 @@
-"""`cowork index` (index a folder's documents, with a progress bar) and `cowork search` (search that index).
+"""`cowork index` (index a folder's documents and web pages, with a progress bar) and `cowork search` (search it).
 
 Thin clients over `ingest/add`, `ingest/status`, `ingest/progress` and `memory/search`; the server does the work and
 keeps it going after Ctrl-C (the job is persisted: `cowork index --status` shows it, a second `cowork index`
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from cowork.clients.connection import RpcClient, RpcError, ensure_server
-from cowork.protocol import IngestJobInfo, MemorySearchResult
+from cowork.protocol import IngestJobInfo, MemorySearchResult, is_url
 
 __all__ = ["main_index", "main_search"]
 
@@ -29,11 +29,16 @@ async def _connect(workspace: Path) -> RpcClient:
 
 
 def _line(job: IngestJobInfo) -> str:
-    where = ", ".join(job.paths)
-    counts = f"{job.done}/{job.total} files, {job.chunks} chunks embedded"
-    failed = f", {job.failed} unreadable" if job.failed else ""
-    error = f" — {job.error}" if job.error else ""
-    return f"{job.job_id[:8]}  {job.status:<10} {counts}{failed}  [{where}] in {job.folder}{error}"
+    where = ", ".join([*job.urls, *job.paths])
+    items = "files" if not job.urls else "pages" if not job.paths else "pages and files"
+    counts = f"{job.done}/{job.total} {items}, {job.chunks} chunks embedded"
+    failed = f", {job.failed} failed" if job.failed else ""
+    line = f"{job.job_id[:8]}  {job.status:<10} {counts}{failed}  [{where}] in {job.folder}"
+    if not job.error:
+        return line
+    if job.status == "failed":
+        return f"{line} — {job.error}"
+    return line + "".join(f"\n  failed: {reason}" for reason in job.error.splitlines())  # one item each
 
 
 async def _job_id(client: RpcClient, prefix: str) -> str | None:
@@ -87,7 +92,11 @@ async def _index(
 
         client.on_notification = on_notification
         try:
-            raw = await client.call("ingest/add", {"paths": paths or ["."], "workspace": str(workspace)})
+            # A `scheme://` argument is a URL (the server refuses any but http and https), anything else a path.
+            urls = [p for p in paths if is_url(p)]
+            files = [p for p in paths if not is_url(p)]
+            params = {"paths": files if files or urls else ["."], "urls": urls, "workspace": str(workspace)}
+            raw = await client.call("ingest/add", params)
         except RpcError as error:
             print(f"cowork index: {error}", file=sys.stderr)
             return 2 if error.code in ("path_denied", "invalid_params", "workspace_not_found") else 1

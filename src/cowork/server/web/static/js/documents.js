@@ -8,6 +8,12 @@ import { h, toast } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 
 export const DOCUMENT = /\.(pdf|docx|xlsx|xlsm|pptx|csv)$/i;
+// A source named by a URL (a web page indexed with `ingest/add`'s urls), never a file in the folder: it is never
+// previewed, whatever it ends with (https://example.com/report.pdf). Any `scheme://`, as the protocol's is_url.
+const URL_SOURCE = /^[a-z][a-z0-9+.-]*:\/\//i;
+export function isUrl(path) {
+  return typeof path === "string" && URL_SOURCE.test(path);
+}
 const PNG_URL = /^data:image\/png;base64,[A-Za-z0-9+/]+=*$/;
 
 function baseName(path) {
@@ -82,6 +88,7 @@ function previewBody(preview) {
 }
 
 export async function openPreview(app, sessionId, path) {
+  if (isUrl(path)) return; // a web page's address, not a file of the folder
   let preview;
   try {
     preview = await app.rpc.call("document/preview", { sessionId, path });

@@ -1,9 +1,10 @@
-// The Documents view: the folder's document index — index it (a job with a progress bar that follows
-// `ingest/progress`), pause, resume or cancel, the recent jobs, a search over it whose passages open in the
-// document preview or pin their file, and the pinned files (in every turn's context). Passages are the folder's file
-// text: untrusted, so built with h() (text nodes) only.
+// The Documents view: the folder's document index — index it, or a web page by its URL (a job with a progress bar
+// that follows `ingest/progress`), pause, resume or cancel, the recent jobs, a search over it whose passages open in
+// the document preview (a web page's open in a new tab, never the preview) or pin their file, and the pinned files
+// (in every turn's context). Passages are the folder's file and pages' text: untrusted, so built with h() (text
+// nodes) only.
 
-import { DOCUMENT, openPreview } from "./documents.js";
+import { DOCUMENT, isUrl, openPreview } from "./documents.js";
 import { clear, h, shortTime, toast } from "./dom.js";
 
 const ACTIVE = new Set(["pending", "processing"]);
@@ -20,6 +21,8 @@ export class DocumentsView {
     this.jobList = h("div", { "data-testid": "ingest-jobs" });
     this.pinList = h("div", { "data-testid": "pins" });
     this.pinned = new Set();
+    this.url = h("input", { type: "url", placeholder: "https://… a web page to index", "aria-label": "Web page to index", "data-testid": "ingest-url" });
+    this.url.addEventListener("keydown", (e) => { if (e.key === "Enter") this.indexUrl(); });
   }
 
   // Where searches and jobs go: the open session's folder, or the server's.
@@ -36,12 +39,14 @@ export class DocumentsView {
   async load() {
     clear(this.el);
     const index = h("button", { class: "primary", "data-testid": "ingest-start", onclick: () => this.index() }, "Index this folder");
+    const page = h("button", { "data-testid": "ingest-url-go", onclick: () => this.indexUrl() }, "Index page");
     const go = h("button", { "data-testid": "doc-search-go", onclick: () => this.search() }, "Search");
     this.el.append(
       h("h2", {}, "Documents"),
-      h("p", { class: "muted" }, "The folder's PDFs, Office files, HTML, markdown and code, searched by meaning and keywords. ",
+      h("p", { class: "muted" }, "The folder's PDFs, Office files, HTML, markdown and code, and web pages you index by URL, searched by meaning and keywords. ",
         h("code", {}, this.folder())),
       h("div", { class: "row" }, index),
+      h("div", { class: "row search-row" }, this.url, page),
       this.progress,
       h("div", { class: "row search-row" }, this.query, go),
       this.results,
@@ -111,13 +116,13 @@ export class DocumentsView {
     }
     const rows = this.jobs.map((j) => h("tr", { "data-testid": "ingest-job", dataset: { status: j.status } },
       h("td", { "data-label": "Status" }, j.status),
-      h("td", { "data-label": "Files" }, `${j.done}/${j.total}${j.failed ? ` (${j.failed} unreadable)` : ""}`),
+      h("td", { "data-label": "Items" }, `${j.done}/${j.total}${j.failed ? ` (${j.failed} failed)` : ""}`),
       h("td", { "data-label": "Chunks" }, String(j.chunks)),
-      h("td", { "data-label": "What" }, j.paths.map((p) => (p === "." ? "the whole folder" : p)).join(", ")),
+      h("td", { "data-label": "What" }, [...(j.urls || []), ...j.paths.map((p) => (p === "." ? "the whole folder" : p))].join(", ")),
       h("td", { "data-label": "Updated", class: "muted" }, shortTime(j.updatedAt)),
       h("td", { "data-label": "Error", class: "error" }, j.error || "")));
     this.jobList.append(h("table", { class: "grid" },
-      h("thead", {}, h("tr", {}, ["Status", "Files", "Chunks", "What", "Updated", ""].map((t) => h("th", {}, t)))),
+      h("thead", {}, h("tr", {}, ["Status", "Items", "Chunks", "What", "Updated", ""].map((t) => h("th", {}, t)))),
       h("tbody", {}, rows)));
   }
 
@@ -127,7 +132,7 @@ export class DocumentsView {
     if (!job) return;
     const bar = h("progress", { max: job.total || 1, value: job.done, "data-testid": "ingest-bar" });
     const label = h("span", { "data-testid": "ingest-label" },
-      `${job.status} · ${job.done}/${job.total || "?"} files · ${job.chunks} chunks`);
+      `${job.status} · ${job.done}/${job.total || "?"} ${job.urls && job.urls.length ? "items" : "files"} · ${job.chunks} chunks`);
     const control = (verb, text) => h("button", { "data-testid": `ingest-${verb}`, onclick: () => this.control(verb, job.jobId) }, text);
     const buttons = job.status === "paused" ? [control("resume", "Resume"), control("cancel", "Cancel")] : [control("pause", "Pause"), control("cancel", "Cancel")];
     this.progress.append(bar, label, ...buttons);
@@ -145,6 +150,19 @@ export class DocumentsView {
       this.onProgress(await this.app.rpc.call("ingest/add", { paths: ["."], ...this.target() }));
     } catch (err) {
       toast(`Could not start indexing: ${err.message}`, "error");
+    }
+  }
+
+  // One web page into the folder's index; the server checks the URL (http or https, a host) and starts nothing
+  // when it refuses it.
+  async indexUrl() {
+    const url = this.url.value.trim();
+    if (!url) return;
+    try {
+      this.onProgress(await this.app.rpc.call("ingest/add", { urls: [url], ...this.target() }));
+      this.url.value = "";
+    } catch (err) {
+      toast(`Could not index ${url}: ${err.message}`, "error");
     }
   }
 
@@ -177,10 +195,12 @@ export class DocumentsView {
       const where = hit.heading ? ` — ${hit.heading}` : "";
       const head = h("div", { class: "hit-head" }, h("strong", { "data-testid": "doc-hit-path" }, hit.path), h("span", { class: "muted" }, where),
         hit.similarity != null ? h("span", { class: "muted" }, ` · similarity ${hit.similarity.toFixed(2)}`) : null);
-      if (session && DOCUMENT.test(hit.path)) {
+      if (/^https?:\/\//i.test(hit.path)) { // a web page: its own address, in a new tab, never the preview
+        head.append(" ", h("a", { class: "doc-action", "data-testid": "doc-hit-link", href: hit.path, target: "_blank", rel: "noopener noreferrer" }, "Open page"));
+      } else if (session && !isUrl(hit.path) && DOCUMENT.test(hit.path)) {
         head.append(" ", h("button", { class: "doc-action", "data-testid": "doc-hit-open", onclick: () => openPreview(this.app, session.id, hit.path) }, "Open"));
       }
-      if (!this.pinned.has(hit.path)) {
+      if (!isUrl(hit.path) && !this.pinned.has(hit.path)) { // files of the folder only
         const pin = h("button", { class: "doc-action", "data-testid": "doc-hit-pin", title: "Put this file in every turn's context", onclick: async () => {
           if (await this.changePin("memory/pin", hit.path)) {
             for (const other of this.results.querySelectorAll("[data-testid=doc-hit-pin]")) if (other.dataset.path === hit.path) other.remove();

@@ -1,8 +1,10 @@
 // An answer's sources: the passages its operation's `citations` events named, as a compact numbered list under the
 // answer (each passage once, numbered in the order they arrived across the operation), and a dialog with one
-// passage's text (memory/passage). Paths, headings and passage text are file content: text nodes only.
+// passage's text (memory/passage). Paths, headings and passage text are file content: text nodes only. A path may
+// be a web page's URL (indexed by `ingest/add`): shown as text like a path, and never opened as a file.
 
 import { choose } from "./dialog.js";
+import { isUrl } from "./documents.js";
 import { h, toast } from "./dom.js";
 
 // How a passage was found, when not by this message's own search: [badge, what it means].
@@ -63,7 +65,9 @@ async function openPassage(view, number, c) {
       }
       body = [h("p", { class: "passage-where muted" }, h("code", {}, c.path), c.heading ? ` › ${c.heading}` : null),
         h("p", { class: "passage-gone", "data-testid": "passage-gone" },
-          "This file was indexed again since this answer was given, so the passage is no longer in the index. Open the file itself to read it as it is now.")];
+          isUrl(c.path)
+            ? "This page was indexed again since this answer was given, so the passage is no longer in the index. Visit the page to read it as it is now."
+            : "This file was indexed again since this answer was given, so the passage is no longer in the index. Open the file itself to read it as it is now.")];
     }
     const shown = choose({ title: `Source ${number}`, body, choices: [], testid: "passage-dialog" });
     const close = document.querySelector("[data-testid=passage-dialog] [data-testid=dialog-cancel]");
