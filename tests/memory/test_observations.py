@@ -5,12 +5,16 @@ and a forgotten observation leaves the index."""
 
 from __future__ import annotations
 
-from datetime import datetime
+import asyncio
+from datetime import UTC, datetime, timedelta
 
 import pytest
+import sqlalchemy as sa
 
-from cowork.protocol import OperationStatus, OperationStatusChanged
+from cowork.protocol import OperationStatus, OperationStatusChanged, SessionRef
+from cowork.server._handlers.sessions import session_delete
 from cowork.store import repos
+from cowork.store._schema import operations
 from cowork.testing.core import CoreHarness
 from cowork.testing.mockllm import MockLLMServer, MockResponse, tool_step
 
@@ -94,3 +98,30 @@ async def test_idle_conversations_are_observed(harness: CoreHarness, mock_llm: M
     ))  # fmt: skip
     assert await core.recall.observations(harness.workspace) == []  # NOTHING worth remembering: nothing indexed
     assert await core.recall.observe_idle() == []  # observed up to its last message: not again
+
+
+async def test_old_conversations_are_not_observed_and_a_deleted_one_takes_its_observations(
+    harness: CoreHarness, mock_llm: MockLLMServer
+) -> None:
+    core = await harness.core(
+        env={"COWORK_MEMORY__OBSERVE_IDLE_MINUTES": "0", "COWORK_MEMORY__OBSERVE_MIN_MESSAGES": "1"}
+    )
+    mock_llm.set_script([MockResponse(text="Hi."), MockResponse(text="Hello."), MockResponse(text=OBSERVED)])
+    old, recent = await harness.session(core), await harness.session(core)
+    await _turn(harness, core, old, "an old conversation")
+    await _turn(harness, core, recent, "I'm Ada and I lead the finance team.")
+    long_ago = datetime.now(UTC) - timedelta(days=8)
+    await core.db.write(
+        lambda c: c.execute(sa.update(operations).where(operations.c.session_id == old).values(updated_at=long_ago))
+    )
+    assert await core.recall.observe_idle() == [recent]  # eight days quiet: never observed in the background
+    await harness.until(recent, lambda _e: len(harness.payloads(recent, OperationStatusChanged)) >= 4)
+    for _ in range(200):
+        if await core.recall.observations(harness.workspace):
+            break
+        await asyncio.sleep(0.05)
+    assert len(await core.recall.observations(harness.workspace)) == 1
+
+    await session_delete(core, None, SessionRef(session_id=recent))
+    assert await core.recall.observations(harness.workspace) == []
+    assert await core.db.read(lambda c: repos.settings.get(c, f"observed:{recent}")) is None

@@ -68,6 +68,7 @@ async def test_auto_recall_puts_related_turns_in_the_prompt(harness: CoreHarness
         [MockResponse(text=ANSWER), MockResponse(text="Renew for five years."), MockResponse(text="Lima.")]
     )
     await _turn(harness, core, await harness.session(core), QUESTION)
+    await core.recall.sync()  # a turn does not wait behind a sync under way: let the quiet-moment one finish
     second = await harness.session(core)
     await _turn(harness, core, second, FOLLOW_UP)
     system = mock_llm.requests[1].system or ""

@@ -15,7 +15,7 @@ asking session (its turns are in its context already) and bring the index up to 
 Observational memory rides along: every few minutes, conversations idle for `memory.observe_idle_minutes` that
 gained `memory.observe_min_messages` since they were last observed get an `observe` operation (the runtime's
 `_exec_observe`: the model notes dated observations, indexed as the `observations` kind, which `recall` searches
-too). At most `OBSERVE_AT_ONCE` start per check.
+too). At most `OBSERVE_AT_ONCE` start per check, and only for conversations active in the last `OBSERVE_WITHIN_DAYS`.
 """
 
 from __future__ import annotations
@@ -49,6 +49,9 @@ MAX_WAIT_S = 300.0
 OBSERVED = "observed:"
 """`observed:<session>` in the settings table: the last message position observed (written by `_exec_observe`)."""
 OBSERVE_AT_ONCE = 3
+OBSERVE_WITHIN_DAYS = 7
+"""Conversations last active longer ago are never observed in the background (a database full of old sessions does
+not turn into hundreds of model requests the day observation is turned on); `memory/observe` still can."""
 MAX_SIDE_CHARS = 4000
 """Of a long message or answer, its start is indexed (the chunker splits the rest as usual)."""
 
@@ -130,14 +133,14 @@ class ConversationRecall:
         """Start observing the conversations that rested long enough and gained enough since; their ids."""
         if self.observer is None or not self._settings.observe:
             return []
-        idle_before = datetime.now(UTC) - timedelta(minutes=self._settings.observe_idle_minutes)
+        now = datetime.now(UTC)
+        idle_before = now - timedelta(minutes=self._settings.observe_idle_minutes)
+        active_after = now - timedelta(days=OBSERVE_WITHIN_DAYS)
 
         def read(conn: Connection) -> list[tuple[str, int, object]]:
             marks = repos.settings.all_values(conn, prefix=OBSERVED)
-            return [
-                (sid, last, marks.get(OBSERVED + sid))
-                for sid, last in repo.idle_sessions(conn, idle_before=idle_before)
-            ]
+            idle = repo.idle_sessions(conn, idle_before=idle_before, active_after=active_after)
+            return [(sid, last, marks.get(OBSERVED + sid)) for sid, last in idle]
 
         started: list[str] = []
         for session_id, last, mark in await self._db.read(read):
@@ -223,13 +226,18 @@ class ConversationRecall:
         return 1
 
     async def forget_session(self, session_id: str) -> None:
-        """Take a deleted session's turns out of every folder's conversations index."""
+        """Take a deleted session's turns, and the observations made of it, out of every folder's index."""
 
-        def delete(conn: Connection) -> int:
-            return repo.delete_sources_like(conn, KIND, f"{session_id}/")
+        def delete(conn: Connection) -> tuple[int, int]:
+            repos.settings.delete(conn, OBSERVED + session_id)
+            turns = repo.delete_sources_like(conn, KIND, f"{session_id}/")
+            return turns, repo.delete_sources_like(conn, OBSERVATIONS, f"{session_id}/")
 
-        if await self._db.write(delete):
+        turns, observed = await self._db.write(delete)
+        if turns:
             self._retrieval.invalidate(KIND)
+        if observed:
+            self._retrieval.invalidate(OBSERVATIONS)
 
     # ---- observations --------------------------------------------------------------------------------------------
 
@@ -259,8 +267,10 @@ class ConversationRecall:
         self, workspace: Path, query: str, *, limit: int, exclude_session: str | None, min_similarity: float | None
     ) -> list[Hit]:
         """The folder's past turns and observations most like `query`, best first (the index brought up to date
-        first); `exclude_session`'s own turns are left out (its observations are not: they outlive its context)."""
-        await self.sync()
+        first, unless a sync is under way: then what is indexed already answers, and the turn does not wait behind
+        it); `exclude_session`'s own turns are left out (its observations are not: they outlive its context)."""
+        if not self._lock.locked():
+            await self.sync()
         turns = await self._retrieval.search(
             workspace, query, kind=KIND, limit=limit + 20, min_similarity=min_similarity
         )

@@ -374,9 +374,10 @@ def delete_sources_like(conn: Connection, kind: str, uri_prefix: str) -> int:
     return len(ids)
 
 
-def idle_sessions(conn: Connection, *, idle_before: datetime) -> list[tuple[str, int]]:
-    """Sessions whose last operation ended before `idle_before` and none is in play, with the position of their
-    last message: the candidates for observation (the caller compares with how far each was observed)."""
+def idle_sessions(conn: Connection, *, idle_before: datetime, active_after: datetime) -> list[tuple[str, int]]:
+    """Sessions whose last operation ended between `active_after` and `idle_before` and none is in play, with the
+    position of their last message: the candidates for observation (the caller compares with how far each was
+    observed)."""
     last_op = sa.select(o.c.session_id, sa.func.max(o.c.updated_at).label("last")).group_by(o.c.session_id).subquery()
     busy = sa.select(o.c.session_id).where(o.c.status.in_(("running", "waiting_for_human", "interrupted")))
     last_message = (
@@ -385,7 +386,7 @@ def idle_sessions(conn: Connection, *, idle_before: datetime) -> list[tuple[str,
     stmt = (
         sa.select(last_message.c.session_id, last_message.c.position)
         .join(last_op, last_op.c.session_id == last_message.c.session_id)
-        .where(last_op.c.last < idle_before, last_message.c.session_id.not_in(busy))
+        .where(last_op.c.last < idle_before, last_op.c.last >= active_after, last_message.c.session_id.not_in(busy))
     )
     return [(r.session_id, int(r.position)) for r in conn.execute(stmt)]
 
