@@ -192,7 +192,12 @@ def ten_step_script(request: MockRequest) -> MockResponse:
 
 
 async def stop(task: asyncio.Task[None]) -> None:
-    task.cancel()
+    # On Python 3.11 `asyncio.wait_for` can swallow a cancellation that lands just as the awaited event arrives
+    # (fixed in 3.12): the approver then waits again, for up to an hour, and a plain `await task` hangs the run.
+    # Cancel until the task has really ended.
+    while not task.done():
+        task.cancel()
+        await asyncio.wait({task}, timeout=0.5)
     with contextlib.suppress(asyncio.CancelledError):
         await task
 
