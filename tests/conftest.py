@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from cowork.store import Database
 from cowork.testing.core import CoreHarness
 from cowork.testing.mockllm import MockLLMServer
 from cowork.testing.server import PROVIDER_VARIABLES
@@ -68,3 +69,12 @@ async def harness(home: Path, workspace: Path, mock_llm: MockLLMServer) -> Async
     )
     yield h
     await h.close()
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Iterator[Database]:
+    """A real SQLite store in the test's folder, migrated to the newest schema."""
+    database = Database.sqlite(tmp_path / "cowork.db")
+    database.migrate()
+    yield database
+    database.close()

@@ -3,23 +3,12 @@ every change all or nothing within the limits, and the prompt section rendered f
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from cowork.memory import MAX_ENTRIES, MAX_VALUE_CHARS, ProfileError, WorkingMemory, normalize_key, render_profile
 from cowork.store import Database
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Iterator[Database]:
-    database = Database.sqlite(tmp_path / "cowork.db")
-    database.migrate()
-    yield database
-    database.close()
 
 
 def test_keys_are_normalised_or_refused() -> None:

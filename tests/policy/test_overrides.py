@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from cowork.policy import ToolPolicies
@@ -13,14 +10,6 @@ from cowork.store import Database
 from cowork.tools import builtin_tools
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Iterator[Database]:
-    database = Database.sqlite(tmp_path / "cowork.db")
-    database.migrate()
-    yield database
-    database.close()
 
 
 async def test_an_override_is_listed_applied_and_survives_a_restart(db: Database) -> None:

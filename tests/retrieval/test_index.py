@@ -7,17 +7,8 @@ from pathlib import Path
 import pytest
 
 from cowork.retrieval import RetrievalIndex, fts_query
-from cowork.store import Database
 from cowork.store.repos import retrieval as repo
 from cowork.testing.embedders import HashEmbedder
-
-
-@pytest.fixture
-def db(tmp_path: Path):
-    database = Database.sqlite(tmp_path / "cowork.db")
-    database.migrate()
-    yield database
-    database.close()
 
 
 def _write(folder: Path, name: str, text: str) -> Path:

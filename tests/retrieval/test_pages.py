@@ -34,14 +34,6 @@ A healthy culture doubles in size within six hours and smells pleasantly sour.</
 
 
 @pytest.fixture
-def db(tmp_path: Path):
-    database = Database.sqlite(tmp_path / "cowork.db")
-    database.migrate()
-    yield database
-    database.close()
-
-
-@pytest.fixture
 def folder(tmp_path: Path) -> Path:
     root = tmp_path / "folder"
     root.mkdir()

@@ -13,19 +13,11 @@ import sqlalchemy as sa
 
 from cowork.config import MemoryConfig
 from cowork.retrieval import IngestError, Retrieval, scope_of
-from cowork.store import Database, IngestJobRow
+from cowork.store import IngestJobRow
 from cowork.store.repos import retrieval as repo
 from cowork.testing.embedders import HashEmbedder
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def db(tmp_path: Path):
-    database = Database.sqlite(tmp_path / "cowork.db")
-    database.migrate()
-    yield database
-    database.close()
 
 
 @pytest.fixture

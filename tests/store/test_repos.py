@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -12,14 +10,6 @@ import sqlalchemy as sa
 from cowork.store import Database, EventRow, MessageRow, OperationRow, SessionRow, repos
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Iterator[Database]:
-    database = Database.sqlite(tmp_path / "cowork.db")
-    database.migrate()
-    yield database
-    database.close()
 
 
 def session(id_: str, title: str = "t", when: datetime = NOW) -> SessionRow:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -34,14 +33,6 @@ NOW = datetime(2026, 11, 18, 12, 0, tzinfo=TOKYO)  # a Wednesday
 
 def local(*parts: int) -> datetime:
     return datetime(*parts, tzinfo=TOKYO)  # type: ignore[arg-type,misc]  # mypy cannot split *parts into year, month…
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Iterator[Database]:
-    database = Database.sqlite(tmp_path / "cowork.db")
-    database.migrate()
-    yield database
-    database.close()
 
 
 def service(db: Database, config: CoworkConfig | None = None, now: datetime = NOW) -> UsageService:

@@ -54,6 +54,9 @@ class ContextSources:
 
     _db: Database
     _settings: MemoryConfig
+    _pinned_scopes: set[str] | None = None
+    """The folders with pins, read once, then kept by `pin` and `unpin`: a turn in a folder with none (the usual
+    case) reads nothing for them."""
 
     if TYPE_CHECKING:
 
@@ -118,6 +121,10 @@ class ContextSources:
 
     async def pinned_passages(self, scope: str) -> list[Passage]:
         """Every passage of the folder's pinned files, file by file (oldest pin first), in reading order."""
+        if self._pinned_scopes is None:
+            self._pinned_scopes = await self._db.read(repo.pinned_scopes)
+        if scope not in self._pinned_scopes:
+            return []
 
         def read(conn: Connection) -> list[Passage]:
             found = []
@@ -154,6 +161,8 @@ class ContextSources:
             raise IngestError("invalid_params", f"{path} is a folder: pin files one by one.")
         scope = str(folder)
         await self._db.write(lambda c: repo.pin(c, scope, uri, now=datetime.now(UTC)))
+        if self._pinned_scopes is not None:
+            self._pinned_scopes.add(scope)
         known = await self._db.read(lambda c: repo.get_source(c, "documents", scope, uri))
         job = None if known is not None and known.error is None else await self.add(workspace, [uri])
         return await self.pins(workspace), job
@@ -168,6 +177,7 @@ class ContextSources:
         uri = path.strip().removeprefix("./")
         if not await self._db.write(lambda c: repo.unpin(c, scope, uri)):
             raise IngestError("pin_not_found", f"{path} is not pinned in this folder.")
+        self._pinned_scopes = None  # the folder may have others: read again when next needed
         return await self.pins(workspace)
 
     async def cite(self, session_id: str, operation_id: str, hits: list[Hit]) -> None:

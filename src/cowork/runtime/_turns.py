@@ -172,22 +172,11 @@ class Turns:
         sid = params.session_id
         ops = self._ops
         async with ops.session_lock(sid):
-            session, active = await ops.deps.db.read(
-                lambda conn: (
-                    repos.sessions.get(conn, sid),
-                    repos.operations.latest_active(conn, sid, [S.RUNNING, S.WAITING_FOR_HUMAN, S.INTERRUPTED]),
-                )
+            session = await self._between_turns(
+                sid,
+                "This session has a turn in progress (running, waiting for an answer, or interrupted); finish or "
+                "cancel it before compacting.",
             )
-            if session is None:
-                raise session_not_found(sid)
-            running = ops.running_turn(sid)
-            in_play = running.state.id if running is not None else active.id if active is not None else None
-            if in_play is not None:
-                raise busy(
-                    "This session has a turn in progress (running, waiting for an answer, or interrupted); finish "
-                    "or cancel it before compacting.",
-                    in_play,
-                )
             history = await self._history(sid, take=False)  # taken only once nothing can refuse
             if split_point(history.messages, 0) is None:
                 raise ProtocolError(
@@ -223,18 +212,9 @@ class Turns:
         sid = session_id
         ops = self._ops
         async with ops.session_lock(sid):
-            session, active = await ops.deps.db.read(
-                lambda conn: (
-                    repos.sessions.get(conn, sid),
-                    repos.operations.latest_active(conn, sid, [S.RUNNING, S.WAITING_FOR_HUMAN, S.INTERRUPTED]),
-                )
+            session = await self._between_turns(
+                sid, "This session has a turn in progress; observe it once the turn has ended."
             )
-            if session is None:
-                raise session_not_found(sid)
-            running = ops.running_turn(sid)
-            in_play = running.state.id if running is not None else active.id if active is not None else None
-            if in_play is not None:
-                raise busy("This session has a turn in progress; observe it once the turn has ended.", in_play)
             history = await self._history(sid, take=False)
             self._settings.remember(session)
             _, target = await self._target(session, "Note what is worth remembering from this conversation.")
@@ -251,6 +231,28 @@ class Turns:
                 )
             )
             return TurnStartResult(operation_id=operation_id, status=S.RUNNING, duplicate=False)
+
+    async def _between_turns(self, sid: str, busy_message: str) -> SessionRow:
+        """The session, for an operation of its own between turns (`compact`, `observe`); call with its lock held.
+
+        Raises:
+            ProtocolError: `session_not_found`; `busy` (with `busy_message`) while a turn runs, waits for an
+                answer or was interrupted.
+        """
+        ops = self._ops
+        session, active = await ops.deps.db.read(
+            lambda conn: (
+                repos.sessions.get(conn, sid),
+                repos.operations.latest_active(conn, sid, [S.RUNNING, S.WAITING_FOR_HUMAN, S.INTERRUPTED]),
+            )
+        )
+        if session is None:
+            raise session_not_found(sid)
+        running = ops.running_turn(sid)
+        in_play = running.state.id if running is not None else active.id if active is not None else None
+        if in_play is not None:
+            raise busy(busy_message, in_play)
+        return session
 
     async def _history(self, session_id: str, *, take: bool) -> CachedThread:
         """The session's model-facing history: the cached one (removed from the cache with `take`, as an operation

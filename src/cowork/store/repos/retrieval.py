@@ -37,6 +37,7 @@ __all__ = [
     "idle_sessions",
     "jobs",
     "pin",
+    "pinned_scopes",
     "pins",
     "prune_jobs",
     "put_source",
@@ -404,6 +405,11 @@ def pins(conn: Connection, scope: str) -> list[tuple[str, datetime]]:
     """The folder's pinned files (uri, when pinned), oldest pin first."""
     stmt = sa.select(pn.c.uri, pn.c.created_at).where(pn.c.scope == scope).order_by(pn.c.id)
     return [(r.uri, r.created_at) for r in conn.execute(stmt)]
+
+
+def pinned_scopes(conn: Connection) -> set[str]:
+    """The folders with at least one pin."""
+    return set(conn.execute(sa.select(pn.c.scope).distinct()).scalars())
 
 
 def pin(conn: Connection, scope: str, uri: str, *, now: datetime) -> bool:
