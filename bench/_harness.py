@@ -15,6 +15,7 @@ import psutil
 from _floor import QUESTION
 from cowork.protocol import ErrorEvent
 from cowork.testing.client import EventClient
+from cowork.testing.server import provider_env
 
 __all__ = [
     "CpuMeter",
@@ -23,6 +24,7 @@ __all__ = [
     "median_ms",
     "percentile",
     "served_turn",
+    "server_env",
     "start_mock",
     "stop_mock",
     "window",
@@ -36,6 +38,13 @@ def make_workspace(root: Path) -> Path:
     for i in range(30):
         (ws / "src" / f"mod{i}.py").write_text(f"def f{i}():\n    return {i}\n" * 20, encoding="utf-8")
     return ws
+
+
+def server_env(base_url: str, kind: str = "openai") -> dict[str, str]:
+    """The environment of a benchmarked server: the mock as its provider, and no document toolbox built in the
+    background. A server with a fresh home otherwise starts `uv pip install` of the toolbox after its warm-up: about
+    10 s of CPU once per home, which lands in whichever turns run meanwhile and is not what any bench measures."""
+    return provider_env(kind, base_url) | {"COWORK_TOOLS__TOOLBOX__INSTALL": "never"}
 
 
 def start_mock(*args: str) -> tuple[subprocess.Popen[str], str]:

@@ -73,7 +73,13 @@ if __name__ == "__main__":
     # with many sessions leaves connections idle for seconds between requests; at uvicorn's 5 s keep-alive one is
     # now and then closed just as it is reused, and the benchmark servers do not retry (a real provider keeps
     # connections open for longer).
+    # The scripts read only the current turn (at most seven messages back for `turn`, 21 for `steps`): the mock's
+    # time per request does not grow with a session, so a long session's growth is the client's own.
     server = MockLLMServer(
-        chosen, record=False, keep_alive_s=120, on_stream_sent=report_sent if args.report_sent else None
+        chosen,
+        record=False,
+        keep_alive_s=120,
+        on_stream_sent=report_sent if args.report_sent else None,
+        history_tail=32,
     )
     server.run(on_started=lambda url: print(f"mockllm listening on {url}", flush=True))

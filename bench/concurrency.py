@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from _floor import Message, RawLoop
-from _harness import CpuMeter, RssSampler, make_workspace, percentile, served_turn, start_mock, stop_mock
+from _harness import CpuMeter, RssSampler, make_workspace, percentile, served_turn, server_env, start_mock, stop_mock
 from cowork.testing.client import EventClient
-from cowork.testing.server import ServerProcess, provider_env
+from cowork.testing.server import ServerProcess
 
 REPO = Path(__file__).resolve().parents[1]
 BUSY = 0.9
@@ -177,7 +177,7 @@ async def main(counts: list[int], turns: int, compare: str | None) -> list[Run]:
         workspace = make_workspace(root)
         mock, url = start_mock()
         stack.callback(stop_mock, mock)
-        env = provider_env("openai", url + "/v1")
+        env = server_env(url + "/v1")
         sides: list[tuple[str, dict[str, str]]] = [("cowork", env)]
         if compare is not None:
             tree, commit = stack.enter_context(worktree(compare))

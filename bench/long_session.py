@@ -24,9 +24,9 @@ from pathlib import Path
 import psutil
 
 from _floor import Message, RawLoop
-from _harness import CpuMeter, make_workspace, median_ms, served_turn, start_mock, stop_mock, window
+from _harness import CpuMeter, make_workspace, median_ms, served_turn, server_env, start_mock, stop_mock, window
 from cowork.testing.client import EventClient
-from cowork.testing.server import ServerProcess, provider_env
+from cowork.testing.server import ServerProcess
 
 EARLY = (0.05, 0.15)
 LATE = (0.85, 0.95)
@@ -52,7 +52,7 @@ async def main(turns: int) -> float:
         mock, url = start_mock()
         try:
             raw = RawLoop(url + "/v1", workspace, home=home)
-            with ServerProcess(home, workspace, env=provider_env("openai", url + "/v1")) as server:
+            with ServerProcess(home, workspace, env=server_env(url + "/v1")) as server:
                 client = await EventClient.connect(server.address)
                 rss_start = psutil.Process(server.pid).memory_info().rss
                 # Warm-up outside the measured session: imports, connection pools, first-request costs.

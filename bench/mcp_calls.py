@@ -27,12 +27,13 @@ from typing import Any
 
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from _harness import server_env
 from cowork.config import load_config
 from cowork.core import Core
 from cowork.protocol import McpAddParams
 from cowork.testing.client import EventClient
 from cowork.testing.mockllm import MockLLMServer, MockRequest, MockResponse, MockToolCall, MockUsage
-from cowork.testing.server import ServerProcess, provider_env
+from cowork.testing.server import ServerProcess
 from cowork.tools import ToolContext
 from mcp import ClientSession
 
@@ -133,7 +134,7 @@ async def turns(root: Path, rounds: int, count: int) -> tuple[list[float], list[
     (workspace / "a.txt").write_text("a\n", encoding="utf-8")
     with (
         MockLLMServer(turn_script) as mock,
-        ServerProcess(root / "turn-home", workspace, env=provider_env("openai", mock.openai_base_url)) as server,
+        ServerProcess(root / "turn-home", workspace, env=server_env(mock.openai_base_url)) as server,
     ):
         client = await EventClient.connect(server.address)
         try:

@@ -18,11 +18,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from _harness import server_env
 from cowork.config import load_config
 from cowork.core import Core
 from cowork.protocol import SessionCreateParams, TurnStartParams
 from cowork.store import Database
-from cowork.testing.server import provider_env
 
 STEPS = 11  # ten tool steps and the answer
 
@@ -61,7 +61,7 @@ async def main(operations: int, rounds: int) -> float:
         mock, url = start_mock()
         try:
             env = {"COWORK_HOME": str(root / "home"), "COWORK_AGENT__MAX_STEPS": "100"}
-            env |= provider_env("openai", url + "/v1")
+            env |= server_env(url + "/v1")
             loaded = load_config(workspace, env=env)
             persisted = Core(loaded, env=env)
             in_memory = Core(loaded, env=env, database=Database.memory())

@@ -35,10 +35,11 @@ from pydantic_ai.messages import ModelRequest, UserPromptPart
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
+from _harness import server_env
 from cowork.models import TextDelta, stream_model
 from cowork.routing import Router, RouteRequest, Tier
 from cowork.testing.client import EventClient
-from cowork.testing.server import ServerProcess, provider_env
+from cowork.testing.server import ServerProcess
 
 PROMPT = "stream please"
 
@@ -194,7 +195,7 @@ async def main(chunks: int, rounds: int) -> float:
             provider = OpenAIProvider(base_url=mock.url + "/v1", api_key="bench")
             model = OpenAIChatModel("mock-model", provider=provider)
             # Deltas are never dropped for this client: a slow consumer's backlog is part of what is measured.
-            env = provider_env("openai", mock.url + "/v1") | {"COWORK_SERVER__OUTBOUND_QUEUE_LIMIT": str(chunks * 4)}
+            env = server_env(mock.url + "/v1") | {"COWORK_SERVER__OUTBOUND_QUEUE_LIMIT": str(chunks * 4)}
             with ServerProcess(root / "home", workspace, env=env) as server:
                 process = psutil.Process(server.pid)
                 client = await EventClient.connect(server.address)

@@ -26,9 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from _harness import CpuMeter, make_workspace, median_ms, percentile, served_turn, start_mock, stop_mock
+from _harness import CpuMeter, make_workspace, median_ms, percentile, served_turn, server_env, start_mock, stop_mock
 from cowork.testing.client import EventClient
-from cowork.testing.server import ServerProcess, provider_env
+from cowork.testing.server import ServerProcess
 
 TARGET = 1.05
 STORE_DELAY_S = 1.0
@@ -97,7 +97,7 @@ async def main(turns: int, warm_up: int) -> float:
         workspace = make_workspace(root)
         mock, url = start_mock()
         try:
-            env = provider_env("openai", url + "/v1")
+            env = server_env(url + "/v1")
             # Homes of the same length: the system prompt names them, so both servers send the same-sized requests.
             with (
                 ServerProcess(root / "a" / "home", workspace, env=env) as traced_server,

@@ -35,9 +35,9 @@ from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.tools import ToolDefinition
 
 from _floor import QUESTION, RawLoop, system_prompt
-from _harness import make_workspace, served_turn, start_mock, stop_mock
+from _harness import make_workspace, served_turn, server_env, start_mock, stop_mock
 from cowork.testing.client import EventClient
-from cowork.testing.server import ServerProcess, provider_env
+from cowork.testing.server import ServerProcess
 from cowork.tools import ToolContext, builtin_tools
 
 STEPS_PER_TURN = 4  # three tool steps and the answer
@@ -140,7 +140,7 @@ async def main(rounds: int, turns: int) -> float:
             def bare_pair() -> Awaitable[tuple[float, float]]:
                 return timed_pair(bare.turn, bare.turn)
 
-            with ServerProcess(home, workspace, env=provider_env("openai", url + "/v1")) as server:
+            with ServerProcess(home, workspace, env=server_env(url + "/v1")) as server:
                 client = await EventClient.connect(server.address)
                 sessions = [(await client.call("session/create", {}))["id"] for _ in range(rounds * turns + 2)]
                 served = ServedLoop(client, sessions)

@@ -70,6 +70,20 @@ def test_initialize_is_answered_without_loading_the_turn_stack(tmp_path: Path) -
     assert loaded == [], f"loaded before the first initialize was answered: {loaded}"
 
 
+def test_a_database_already_migrated_starts_without_alembic(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    env = {**os.environ, "COWORK_HOME": str(tmp_path / "home")}
+    loaded = []
+    for _start in range(2):
+        result = subprocess.run(
+            [sys.executable, str(PROBE), str(workspace)], capture_output=True, text=True, env=env, timeout=120
+        )
+        assert result.returncode == 0, result.stderr
+        loaded.append("alembic" in json.loads(result.stdout)["modules"])
+    assert loaded == [True, False]  # the first start migrates a blank database; the second has nothing to do
+
+
 def test_a_client_connecting_the_moment_the_port_accepts_is_answered(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()

@@ -7,9 +7,12 @@ from pathlib import Path
 
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
+from alembic.config import Config
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 
 from cowork.store import Database
+from cowork.store._engine import HEAD, MIGRATIONS
 from cowork.store._schema import metadata
 
 # The full-text index (migration 0009) is an FTS5 virtual table with shadow tables: not in the metadata.
@@ -30,6 +33,37 @@ def test_blank_database_migrates_to_head_and_matches_the_schema(tmp_path: Path) 
     engine.dispose()
     db.close()
     assert diff == [], f"migrations and cowork.store._schema disagree: {diff}"
+
+
+def test_head_constant_is_the_migrations_head() -> None:
+    """`HEAD` lets a database already at the newest schema start without Alembic: a new migration must move it."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    assert ScriptDirectory.from_config(config).get_current_head() == HEAD
+
+
+def test_a_database_at_head_is_not_migrated_again_and_an_older_one_is(tmp_path: Path) -> None:
+    db = Database.sqlite(tmp_path / "cowork.db")
+    assert db.migrate() == HEAD
+    db.write_sync(lambda c: c.exec_driver_sql("UPDATE alembic_version SET version_num = '0014'"))
+    db.write_sync(lambda c: c.exec_driver_sql("DROP TABLE rag_pins"))  # what 0015 creates
+    assert db.current_revision() == "0014"
+    assert db.migrate() == HEAD and db.current_revision() == HEAD
+    assert db.read_sync(lambda c: sa.inspect(c).has_table("rag_pins"))
+    db.close()
+
+
+def test_a_database_with_two_revisions_is_refused(tmp_path: Path) -> None:
+    db = Database.sqlite(tmp_path / "cowork.db")
+    db.migrate()
+    db.write_sync(lambda c: c.exec_driver_sql("INSERT INTO alembic_version VALUES ('0014')"))
+    try:
+        db.migrate()
+    except RuntimeError as error:
+        assert "several schema revisions" in str(error)
+    else:
+        raise AssertionError("a database with two revisions was accepted")
+    db.close()
 
 
 def test_migrate_is_idempotent(tmp_path: Path) -> None:

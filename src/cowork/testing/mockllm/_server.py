@@ -146,6 +146,19 @@ class _Uvicorn(uvicorn.Server):
             self._on_started(asyncio.get_running_loop(), port)
 
 
+_HISTORY_KEYS = ("messages", "input", "contents")
+"""Where each wire format keeps a request's history: Chat Completions and Anthropic, Responses, Gemini."""
+
+
+def _tail(body: dict[str, Any], keep: int) -> dict[str, Any]:
+    """`body` with only the last `keep` items of its history (see `MockLLMServer.history_tail`)."""
+    for key in _HISTORY_KEYS:
+        history = body.get(key)
+        if isinstance(history, list) and len(history) > keep:
+            body = {**body, key: history[-keep:]}
+    return body
+
+
 class MockLLMServer:
     """A scripted model server speaking five providers' wire formats, run with `with MockLLMServer(script) as m:`.
 
@@ -162,6 +175,10 @@ class MockLLMServer:
             (benchmarks time how long the client takes from there).
         keep_alive_s: How long an idle keep-alive connection stays open. uvicorn's default of 5 s is far shorter than
             real providers'; a client that reuses a connection just as it closes gets a connection error.
+        history_tail: When set, a request's history is read only from its last this many messages (the system
+            prompt and earlier turns are dropped before parsing). For benchmarks whose script looks only at the
+            current turn: the mock's own time per request then stays flat as a session grows, instead of being
+            part of what the benchmark sees grow. `requests` hold the shortened history.
     """
 
     def __init__(
@@ -176,8 +193,12 @@ class MockLLMServer:
         port: int = 0,
         on_stream_sent: Callable[[], None] | None = None,
         keep_alive_s: int = 5,
+        history_tail: int | None = None,
     ) -> None:
+        if history_tail is not None and history_tail < 1:
+            raise ValueError("history_tail must be at least 1")
         self.host = host
+        self.history_tail = history_tail
         self.on_stream_sent = on_stream_sent
         self.keep_alive_s = keep_alive_s
         self.port = port
@@ -363,6 +384,8 @@ class MockLLMServer:
             body = json.loads(await http_request.body())
             if not isinstance(body, dict):
                 raise ValueError("the request body must be a JSON object")
+            if self.history_tail is not None:
+                body = _tail(body, self.history_tail)
             request = wire.parse(body, dict(http_request.headers))
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             # A real server checks the key before it reads the body.
