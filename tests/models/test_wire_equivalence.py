@@ -10,7 +10,7 @@ reused, so an upgrade that changes a mapping fails here rather than on a provide
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from openai import AsyncOpenAI, AsyncStream
@@ -19,6 +19,7 @@ from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
+    SystemPromptPart,
     TextPart,
     ThinkingPart,
     ToolCallPart,
@@ -223,7 +224,95 @@ async def test_a_request_adjusting_its_items_does_not_change_the_next() -> None:
             item["content"][-1]["prompt_cache_breakpoint"] = {"mode": "explicit"}
     second = await model._map_messages(history, ModelRequestParameters())
     assert "reasoning_content" not in str(second) and "prompt_cache_breakpoint" not in str(second)
-    assert len(model._wire) == len(history)  # every message remembered, and handed out as copies
+    assert len(model._threads) == 1  # the thread's items remembered, and handed out as copies
+
+
+def conversation(model: OpenAIChatModel) -> list[list[ModelMessage]]:
+    """Successive requests of one thread as the runtime makes them: the history's message objects shared from one
+    request to the next, the system prompt on the newest request only; then a fork (rewound to the first answer and
+    continued otherwise), then a compacted history (a new first message)."""
+    system = model.system
+    history: list[ModelMessage] = [
+        ModelRequest(parts=[SystemPromptPart("Standing prompt."), UserPromptPart("Find main.")]),
+    ]
+    requests = []
+    steps: list[ModelResponse] = [
+        ModelResponse(
+            parts=[
+                ThinkingPart("Search first.", id="reasoning_content", provider_name=system),
+                ToolCallPart("glob", {"pattern": "**/*.py"}, "call_1"),
+            ]
+        ),
+        ModelResponse(parts=[ToolCallPart("grep", {"pattern": "def main"}, "call_2")]),  # back-filled while current
+        ModelResponse(parts=[TextPart("In src/app.py.")]),
+    ]
+    for number, step in enumerate(steps, 1):
+        requests.append(with_instructions(history, "You are Cowork."))
+        history.append(step)
+        if number < len(steps):
+            history.append(ModelRequest(parts=[ToolReturnPart(f"tool{number}", f"result {number}", f"call_{number}")]))
+    for text in ("And tests?", "Thanks."):
+        history.append(ModelRequest(parts=[UserPromptPart(text)]))
+        requests.append(with_instructions(history, "You are Cowork."))
+        history.append(ModelResponse(parts=[ToolCallPart("glob", {"pattern": "tests/*"}, f"call_{text}")]))
+        history.append(ModelRequest(parts=[ToolReturnPart("glob", "tests/test_app.py", f"call_{text}")]))
+        requests.append(with_instructions(history, "You are Cowork."))
+    fork = [*history[:3], ModelRequest(parts=[UserPromptPart("Rather: find tests.")])]
+    requests.append(with_instructions(fork, "You are Cowork."))
+    edited = [history[0], ModelResponse(parts=[TextPart("Something else.")]), *history[2:6]]  # differs early on
+    requests.append(with_instructions(edited, "You are Cowork."))
+    compacted = [ModelRequest(parts=[UserPromptPart("Summary: main is in src/app.py.")]), *history[-2:]]
+    requests.append(with_instructions(compacted, "You are Cowork."))
+    requests.append(with_instructions([*compacted, ModelResponse(parts=[TextPart("Ok.")])], "Other instructions."))
+    return requests
+
+
+@pytest.mark.parametrize("role", [None, "developer", "user"])
+@pytest.mark.parametrize(
+    "settings",
+    [None, {"openai_cache_instructions": True}],  # the second takes pydantic-ai's own path
+)
+async def test_thread_items_give_what_stock_pydantic_ai_maps(
+    role: Literal["developer", "user"] | None, settings: Any
+) -> None:
+    from pydantic_ai.models import ModelRequestParameters
+    from pydantic_ai.profiles.openai import OpenAIModelProfile
+
+    profile = OpenAIModelProfile(openai_system_prompt_role=role, openai_supports_prompt_cache_breakpoints=True)
+    provider = OpenAIProvider(base_url="http://127.0.0.1:9/v1", api_key="k")
+    ours = ChatModel("mock-model", provider=provider, profile=profile)
+    stock = OpenAIChatModel("mock-model", provider=provider, profile=profile)
+    params = ModelRequestParameters()
+    requests = conversation(stock)
+    for number, messages in enumerate(requests):
+        expected = await stock._map_messages(messages, params, model_settings=settings)
+        got = await ours._map_messages(messages, params, model_settings=settings)
+        assert got == expected, f"request {number}"
+    sent = str(await ours._map_messages(requests[2], params))
+    assert "'reasoning_content': ''" in sent  # the back-fill really ran on this path
+    # The thread, the compacted one, and the first request's (its only message was a copy carrying the prompt).
+    # (With `openai_cache_instructions` only the check of the back-fill above went through them.)
+    assert len(ours._threads) == (3 if settings is None else 1)
+
+
+async def test_a_leading_cache_point_takes_pydantic_ais_own_path() -> None:
+    from pydantic_ai.messages import CachePoint
+    from pydantic_ai.models import ModelRequestParameters
+    from pydantic_ai.profiles.openai import OpenAIModelProfile
+
+    profile = OpenAIModelProfile(openai_supports_prompt_cache_breakpoints=True)
+    provider = OpenAIProvider(base_url="http://127.0.0.1:9/v1", api_key="k")
+    ours = ChatModel("mock-model", provider=provider, profile=profile)
+    stock = OpenAIChatModel("mock-model", provider=provider, profile=profile)
+    history: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart("Read notes.md.")]),
+        ModelResponse(parts=[TextPart("Done.")]),
+        ModelRequest(parts=[UserPromptPart([CachePoint(), "And now?"])]),
+    ]
+    for _ in range(2):
+        got = await ours._map_messages(history, ModelRequestParameters())
+        assert got == await stock._map_messages(history, ModelRequestParameters())
+    assert "prompt_cache_breakpoint" in str(got)
 
 
 def test_identity_memo_forgets_a_message_once_it_is_gone() -> None:
