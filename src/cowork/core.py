@@ -211,8 +211,9 @@ class Core:
     async def warm_up(self) -> None:
         """Load now what the first turn would: pydantic-ai's model layer and the executors, the default provider's
         SDK, its model and HTTP client, its prices, the shell parser, the tools' schemas, the wire models'
-        validators, the spend the budget check reads, the workspace's skills and memory files. Never
-        raises: on failure the first turn loads them.
+        validators, the spend the budget check reads, the workspace's skills and memory files; then one canned
+        request through the model's classes, inside the process (`cowork.models._rehearse`). Never raises: on
+        failure the first turn loads them.
 
         The imports run in a thread of their own, so requests are answered meanwhile (slower while it runs: imports
         hold the GIL in turns). Cancelling this stops waiting for them, not the thread.
@@ -271,6 +272,12 @@ def _preload(target: ModelTarget | None, workspace: Path, home: Path, tools: Too
         classify("true")  # the shell parser, which the first `bash` call's approval needs
         _complete_protocol_models()
     gather_prompt_extras(workspace, home)  # the first turn's system prompt: skills (YAML) and memory, cached
+    if target is not None:
+        # One canned request through the model's classes, on a loop of this thread's own and a transport inside
+        # the process: what the first request would otherwise build on first use (see `cowork.models._rehearse`).
+        from cowork.models._rehearse import rehearse
+
+        asyncio.run(rehearse(target, tools.specs()))
 
 
 def _complete_protocol_models() -> None:
