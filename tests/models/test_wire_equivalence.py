@@ -30,7 +30,16 @@ from pydantic_ai.models import Model
 from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
-from cowork.models import Finished, ModelCache, ModelTarget, TextDelta, history_chars, stream_model, with_instructions
+from cowork.models import (
+    Finished,
+    ModelCache,
+    ModelTarget,
+    TextDelta,
+    history_chars,
+    message_chars,
+    stream_model,
+    with_instructions,
+)
 from cowork.models._adapters import ChatModel
 from cowork.models._memo import IdentityMemo
 from cowork.models._raw import RawAsyncOpenAI, request_body
@@ -328,10 +337,19 @@ def test_identity_memo_forgets_a_message_once_it_is_gone() -> None:
     assert len(memo) == 0
 
 
-def test_history_chars_is_the_length_of_each_message_as_text() -> None:
+def test_history_chars_counts_the_text_a_request_carries() -> None:
     history = rich_history()
-    assert history_chars(history) == sum(len(str(m)) for m in history)
+    assert history_chars(history) == sum(message_chars(m) for m in history)
     assert history_chars(history) == history_chars(history)
+    question = ModelRequest(parts=[UserPromptPart("Find main.")])
+    call = ModelResponse(parts=[ToolCallPart("read", {"filePath": "src/app.py"}, "call_1")])
+    result = ModelRequest(parts=[ToolReturnPart("read", "x" * 1000, "call_1")])
+    assert message_chars(question) == len("Find main.") + 12
+    assert message_chars(call) == len("read") + len('{"filePath":"src/app.py"}') + 12
+    assert message_chars(result) == len("read") + 1000 + 12
+    assert message_chars(rich_history()[0]) > 4000  # the image counts as about a thousand tokens
+    for message in (question, call):  # the text form the estimate used before was two to three times as much
+        assert len(str(message)) > 2 * message_chars(message)
 
 
 _CHUNK_BASE = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m"}

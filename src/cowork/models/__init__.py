@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from ._catalog import TIER_ORDER, CatalogModel, Family, Probe, ProviderPreset, presets
 from ._cost import Cost, cost_of, estimate_cost, price_per_mtok
 from ._factories import Built, ModelCache, family_factory, preload, register_family
-from ._memo import history_chars
+from ._memo import history_chars, message_chars
 from ._resolve import KeySource, ModelSelector, ModelTarget, connect_hint, no_provider_message
 
 if TYPE_CHECKING:
@@ -59,6 +59,7 @@ __all__ = [
     "family_factory",
     "history_chars",
     "map_provider_error",
+    "message_chars",
     "no_provider_message",
     "preload",
     "presets",

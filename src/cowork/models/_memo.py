@@ -11,7 +11,7 @@ import weakref
 from collections.abc import Iterable
 from typing import Any, Generic, TypeVar
 
-__all__ = ["IdentityMemo", "copy_wire", "history_chars"]
+__all__ = ["IdentityMemo", "copy_wire", "history_chars", "message_chars"]
 
 V = TypeVar("V")
 
@@ -66,14 +66,45 @@ def copy_wire(item: dict[str, Any]) -> dict[str, Any]:
 
 _CHARS: IdentityMemo[int] = IdentityMemo()
 
+_MEDIA_CHARS = 4000
+"""An image or other file in a prompt, as characters of text: providers count roughly a thousand tokens for one."""
+_PART_CHARS = 12
+"""What a part costs besides its text: its role, the call id and the wire format's punctuation."""
+
+
+def _part_chars(part: Any) -> int:
+    kind = getattr(part, "part_kind", None)
+    if kind == "user-prompt":
+        content = part.content
+        if isinstance(content, str):
+            return len(content)
+        return sum(len(item) if isinstance(item, str) else _MEDIA_CHARS for item in content)
+    if kind in ("system-prompt", "text", "thinking"):
+        return len(part.content)
+    if kind == "tool-call":
+        return len(part.tool_name) + len(part.args_as_json_str())
+    if kind in ("tool-return", "retry-prompt"):
+        return len(part.tool_name or "") + len(part.model_response_str())
+    return len(str(part))  # anything else: its text form
+
+
+def message_chars(message: Any) -> int:
+    """About how many characters of text `message` puts in a request: its parts' text, tool calls' arguments and
+    results, a fixed amount per image or file. Its `str` (a dataclass repr) is two to three times that for short
+    messages, which made compression start well before the history filled the window."""
+    parts = getattr(message, "parts", None)
+    if parts is None:
+        return len(str(message))
+    return sum(_part_chars(part) + _PART_CHARS for part in parts)
+
 
 def history_chars(messages: Iterable[object]) -> int:
-    """The length of the messages' text form (`str`), for size estimates; each message is measured once."""
+    """The messages' size in characters of text (`message_chars`), for size estimates; each is measured once."""
     total = 0
     for message in messages:
         size = _CHARS.get(message)
         if size is None:
-            size = len(str(message))
+            size = message_chars(message)
             _CHARS.put(message, size)
         total += size
     return total

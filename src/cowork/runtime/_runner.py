@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from cowork.models import history_chars
+from cowork.models import history_chars, message_chars
 from cowork.policy import PolicyDecision
 from cowork.protocol import GuardrailCode, OperationStatus, ToolCallStatus
 
@@ -167,7 +167,7 @@ def split_point(messages: list[ModelMessage], keep_tokens: int) -> int | None:
     kept_chars = 0
     best: int | None = None
     for index in range(len(messages) - 1, 1, -1):
-        kept_chars += len(str(messages[index]))
+        kept_chars += message_chars(messages[index])
         if kept_chars // 4 > keep_tokens and best is not None:
             break
         if _safe_start(messages[index]):
