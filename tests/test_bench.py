@@ -58,6 +58,13 @@ def test_long_session_runs_and_reports_ratios() -> None:
     assert "ratio server/raw (early|late):" in result.stdout
 
 
+@pytest.mark.parametrize("wire", ["anthropic", "google"])
+def test_long_session_runs_over_another_wire_format_without_the_floor(wire: str) -> None:
+    result = run_bench("long_session.py", "--turns", "3", "--wire", wire)
+    assert f"over the {wire} wire format" in result.stdout and "ratio late/early:" in result.stdout
+    assert "raw floor" not in result.stdout.replace("no raw floor", "")
+
+
 def test_concurrency_bench_runs_and_reports_throughput() -> None:
     result = run_bench("concurrency.py", "--sessions", "2", "--turns", "1")
     assert "2 sessions x 1 turns,         cowork:" in result.stdout
