@@ -431,3 +431,98 @@ def test_responses_stream_events_are_what_the_sdk_builds() -> None:
         ours = client._process_response_data(data=data, cast_to=ResponseStreamEvent, response=httpx2.Response(200))
         sdk: Any = construct_type(type_=ResponseStreamEvent, value=data)
         assert type(ours) is type(sdk) and ours.model_dump() == sdk.model_dump()
+
+
+def google_history(requests: list[list[ModelMessage]]) -> list[list[ModelMessage]]:
+    """`requests` opening with a model turn and a standing system prompt (both handled apart by the Google mapping)."""
+    first = requests[0][0]
+    assert isinstance(first, ModelRequest)
+    opening = ModelResponse(parts=[TextPart("Hello, I am Cowork.")])
+    standing = ModelRequest(parts=[SystemPromptPart("Standing orders."), *first.parts])
+    return [[opening, standing, *messages[1:]] for messages in requests]
+
+
+@pytest.mark.parametrize("shape", ["plain", "opening and system prompt"])
+async def test_cowork_google_model_sends_what_stock_pydantic_ai_sends(mock_llm: MockLLMServer, shape: str) -> None:
+    from pydantic_ai.models.google import GoogleModel as StockGoogleModel
+    from pydantic_ai.providers.google import GoogleProvider
+
+    from cowork.models._google import GoogleModel
+
+    mock_llm.set_script(lambda _request: MockResponse(text="Nothing new."))
+    requests = growing_history()
+    if shape != "plain":
+        requests = google_history(requests)
+    stock = StockGoogleModel("mock-model", provider=GoogleProvider(api_key="g-test", base_url=mock_llm.google_base_url))
+    async with stock:
+        await stock_bodies(stock, requests)
+    cache = ModelCache()
+    model = await cache.get(ModelTarget("google", "mock-model", "google", mock_llm.google_base_url, "g-test"))
+    try:
+        assert isinstance(model, GoogleModel)
+        for messages in requests:
+            async for _event in stream_model(model, messages, builtin_tools().specs(), settings={"max_tokens": 99}):
+                pass
+        # Every message but the newest request (a new object each time: its instructions) was remembered, with the
+        # wire form of each of its contents: the SDK's conversion really was skipped.
+        remembered = [model._wire.get(message) for message in requests[-1]]
+        assert all(mapped is not None for mapped in remembered[:-1])
+        assert all(content.wire is not None for mapped in remembered if mapped for content in mapped.contents)
+    finally:
+        await cache.aclose()
+    stock_sent, ours = mock_llm.requests[:3], mock_llm.requests[3:]
+    assert [r.body for r in ours] == [r.body for r in stock_sent]
+    assert [google_headers(r.headers) for r in ours] == [google_headers(r.headers) for r in stock_sent]
+    assert [(r.model, r.stream, r.query) for r in ours] == [(r.model, r.stream, r.query) for r in stock_sent]
+    sent = str(ours[-1].body)
+    assert "Answer to What did the file say?" in sent and "inlineData" in sent and "functionResponse" in sent
+    assert ("Standing orders." in sent) == (shape != "plain")
+
+
+def google_headers(headers: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in headers.items() if k in ("x-goog-api-key", "content-type", "x-server-timeout")}
+
+
+async def test_google_contents_the_raw_client_cannot_vouch_for_take_the_sdk_path(mock_llm: MockLLMServer) -> None:
+    """Plain dicts (not mapped by Cowork's model) and an `extra_body` go through the SDK's own conversion."""
+    from google.genai import Client, types
+
+    from cowork.models._raw_google import WireContent, _wire_contents, raw_client
+
+    mock_llm.set_script(lambda _request: MockResponse(text="ok"))
+    plain: list[Any] = [{"role": "user", "parts": [{"text": "hi"}]}]
+    wired = WireContent(role="user", parts=[{"text": "hi"}])
+    extra: Any = {"http_options": {"extra_body": {"labels": {"run": "test"}}}}
+    options = types.HttpOptions(base_url=mock_llm.google_base_url)
+    raw = raw_client(Client(api_key="g-test", http_options=options))
+    api = raw._api_client
+    assert _wire_contents(api, plain, None) is None
+    assert _wire_contents(api, [wired], extra) is None
+    assert _wire_contents(api, [wired], None) == [{"parts": [{"text": "hi"}], "role": "user"}] == [wired.wire]
+    stock = Client(api_key="g-test", http_options=options)
+    for contents, config in [(plain, None), ([wired], None), ([wired], extra)]:
+        for client in (stock, raw):
+            async for _chunk in await client.aio.models.generate_content_stream(
+                model="mock-model", contents=contents, config=config
+            ):
+                pass
+    await stock.aio.aclose()
+    await raw.aio.aclose()
+    bodies = [r.body for r in mock_llm.requests]
+    assert bodies[0] == bodies[1] == bodies[2] == bodies[3] and bodies[4] == bodies[5] != bodies[0]
+    assert bodies[4]["labels"] == {"run": "test"}
+
+
+async def test_google_request_downloading_a_file_is_mapped_on_every_request() -> None:
+    from pydantic_ai.messages import VideoUrl
+    from pydantic_ai.models import ModelRequestParameters
+    from pydantic_ai.providers.google import GoogleProvider
+
+    from cowork.models._google import GoogleModel
+
+    model = GoogleModel("mock-model", provider=GoogleProvider(api_key="k", base_url="http://127.0.0.1:9"))
+    video = ModelRequest(parts=[UserPromptPart(["Watch this", VideoUrl("https://youtu.be/dQw4w9WgXcQ")])])
+    history: list[ModelMessage] = [*rich_history()[:-1], video]
+    first = await model._map_messages(history, ModelRequestParameters())
+    assert await model._map_messages(history, ModelRequestParameters()) == first
+    assert model._wire.get(video) is None and len(model._wire) == len(history) - 1

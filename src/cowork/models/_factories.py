@@ -152,13 +152,19 @@ def _anthropic(target: ModelTarget) -> Built:
     return Built(_once(AnthropicModel)(target.model, provider=provider), [client.close])
 
 
-@register_family("google", modules=("pydantic_ai.models.google", "pydantic_ai.providers.google"))
+@register_family(
+    "google", modules=("pydantic_ai.models.google", "pydantic_ai.providers.google", f"{__package__}._google")
+)
 def _google(target: ModelTarget) -> Built:
-    from pydantic_ai.models.google import GoogleModel
     from pydantic_ai.providers.google import GoogleProvider
 
+    from ._google import GoogleModel
+    from ._raw_google import raw_client
+
     provider = GoogleProvider(api_key=target.api_key or _PLACEHOLDER_KEY, base_url=target.base_url)
-    return Built(_once(GoogleModel)(target.model, provider=provider))
+    # Each history message is mapped, and converted to the SDK's wire form, once (see `_google`, `_raw_google`).
+    raw_client(provider.client)
+    return Built(GoogleModel(target.model, provider=provider))
 
 
 class ModelCache:
