@@ -10,12 +10,13 @@ reused, so an upgrade that changes a mapping fails here rather than on a provide
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import pytest
 from openai import AsyncOpenAI, AsyncStream
 from pydantic_ai.messages import (
     BinaryContent,
+    CachePoint,
     ModelMessage,
     ModelRequest,
     ModelResponse,
@@ -178,7 +179,9 @@ def growing_history() -> list[list[ModelMessage]]:
     return requests
 
 
-async def stock_bodies(model: Model, requests: list[list[ModelMessage]]) -> None:
+async def stock_bodies(
+    model: Model, requests: list[list[ModelMessage]], settings: dict[str, Any] | None = None
+) -> None:
     from pydantic_ai import direct
     from pydantic_ai.models import ModelRequestParameters
 
@@ -187,7 +190,11 @@ async def stock_bodies(model: Model, requests: list[list[ModelMessage]]) -> None
     params = ModelRequestParameters(function_tools=_tool_definitions(builtin_tools().specs()), allow_text_output=True)
     for messages in requests:
         async with direct.model_request_stream(
-            model, messages, model_settings={"max_tokens": 99}, model_request_parameters=params, instrument=False
+            model,
+            messages,
+            model_settings=cast(Any, settings or {"max_tokens": 99}),
+            model_request_parameters=params,
+            instrument=False,
         ) as stream:
             async for _event in stream:
                 pass
@@ -526,3 +533,61 @@ async def test_google_request_downloading_a_file_is_mapped_on_every_request() ->
     first = await model._map_messages(history, ModelRequestParameters())
     assert await model._map_messages(history, ModelRequestParameters()) == first
     assert model._wire.get(video) is None and len(model._wire) == len(history) - 1
+
+
+def anthropic_history(requests: list[list[ModelMessage]]) -> list[list[ModelMessage]]:
+    """`requests` with what the Anthropic mapping treats apart: a standing system prompt, signed and unsigned
+    reasoning, and a later `CachePoint` that marks the end of the turn before it (a remembered one); then the last
+    request again without the `CachePoint` (as after an edit), which must not find its mark on the turn before."""
+    first = requests[0][0]
+    assert isinstance(first, ModelRequest)
+    standing = ModelRequest(parts=[SystemPromptPart("Standing orders."), *first.parts])
+    signed = ModelResponse(
+        parts=[ThinkingPart("Let me think.", signature="sig-1", provider_name="anthropic"), TextPart("Thought.")],
+        provider_name="anthropic",
+    )
+    cache_point = ModelRequest(parts=[UserPromptPart([CachePoint(), "And one more thing."])])
+    out: list[list[ModelMessage]] = []
+    for i, messages in enumerate(requests):
+        extra: list[ModelMessage] = [signed, cache_point] if i else []
+        out.append([standing, *messages[1:-1], *extra, messages[-1]])
+    return [*out, [m for m in out[-1] if m is not cache_point]]
+
+
+@pytest.mark.parametrize("cache_messages", [False, True])
+async def test_cowork_anthropic_model_sends_what_stock_pydantic_ai_sends(
+    mock_llm: MockLLMServer, cache_messages: bool
+) -> None:
+    from anthropic import AsyncAnthropic
+    from pydantic_ai.models.anthropic import AnthropicModel as StockAnthropicModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+
+    from cowork.models._anthropic_model import AnthropicModel
+
+    mock_llm.set_script(lambda _request: MockResponse(text="Nothing new."))
+    requests = anthropic_history(growing_history())
+    settings: dict[str, Any] = {"max_tokens": 99} | ({"anthropic_cache_messages": True} if cache_messages else {})
+    async with AsyncAnthropic(base_url=mock_llm.anthropic_base_url, api_key="sk-ant-test", max_retries=0) as client:
+        await stock_bodies(
+            StockAnthropicModel("claude-mock", provider=AnthropicProvider(anthropic_client=client)), requests, settings
+        )
+    cache = ModelCache()
+    model = await cache.get(
+        ModelTarget("anthropic", "claude-mock", "anthropic", mock_llm.anthropic_base_url, "sk-ant-test")
+    )
+    try:
+        assert isinstance(model, AnthropicModel)
+        for messages in requests:
+            async for _event in stream_model(model, messages, builtin_tools().specs(), settings=cast(Any, settings)):
+                pass
+        # Remembered: every plain message, not the system prompt's request (the first) nor the cache point's.
+        last = requests[-2]
+        remembered = [message for message in last if model._wire.get(message) is not None]
+        assert remembered == [m for m in last[1:] if m is not last[-2]]
+    finally:
+        await cache.aclose()
+    stock_sent, ours = mock_llm.requests[:4], mock_llm.requests[4:]
+    assert [r.body for r in ours] == [r.body for r in stock_sent]
+    sent = str(ours[2].body)
+    assert "cache_control" in sent and "'signature': 'sig-1'" in sent and "Standing orders." in sent
+    assert ("cache_control" in str(ours[3].body["messages"])) == cache_messages

@@ -12,7 +12,7 @@ import importlib
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, TypeAlias
 
 from cowork.lazy import HEAVY_IMPORTS
 
@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
 __all__ = ["Built", "ModelCache", "family_factory", "preload", "register_family"]
-
-M = TypeVar("M", bound="Model")
 
 # Local servers accept any key, but the SDKs refuse to start without one.
 _PLACEHOLDER_KEY = "cowork-no-key"
@@ -76,19 +74,6 @@ def family_factory(name: str) -> Factory:
         raise LookupError(f"no adapter registered for model family {name!r}") from None
 
 
-_ONCE: dict[type[Model], type[Model]] = {}
-
-
-def _once(model_class: type[M]) -> type[M]:
-    """`model_class` fitting its tool schemas once per tool set (see `SchemasOnce`)."""
-    from ._schemas import SchemasOnce
-
-    subclass = _ONCE.get(model_class)
-    if subclass is None:
-        subclass = _ONCE[model_class] = type(model_class.__name__, (SchemasOnce, model_class), {"__module__": __name__})
-    return cast(type[M], subclass)
-
-
 def _openai_provider(target: ModelTarget) -> Built:
     """An OpenAI-compatible provider: pydantic-ai's named one when there is one (for its model profiles)."""
     from openai import AsyncOpenAI
@@ -133,12 +118,15 @@ def _openai_responses(target: ModelTarget) -> Built:
     return _openai_provider(target)
 
 
-@register_family("anthropic", modules=("pydantic_ai.models.anthropic", "pydantic_ai.providers.anthropic"))
+@register_family(
+    "anthropic",
+    modules=("pydantic_ai.models.anthropic", "pydantic_ai.providers.anthropic", f"{__package__}._anthropic_model"),
+)
 def _anthropic(target: ModelTarget) -> Built:
     from pydantic_ai._http import create_async_httpx2_client
-    from pydantic_ai.models.anthropic import AnthropicModel
     from pydantic_ai.providers.anthropic import AnthropicProvider
 
+    from ._anthropic_model import AnthropicModel
     from ._raw_anthropic import RawAsyncAnthropic
 
     # As for OpenAI: Cowork retries itself, and the raw client sends the body without copying it (see `_raw`).
@@ -149,7 +137,8 @@ def _anthropic(target: ModelTarget) -> Built:
         max_retries=0,
     )
     provider = AnthropicProvider(anthropic_client=client)
-    return Built(_once(AnthropicModel)(target.model, provider=provider), [client.close])
+    # Each plain history message is mapped once (see `_anthropic_model`).
+    return Built(AnthropicModel(target.model, provider=provider), [client.close])
 
 
 @register_family(
