@@ -4,7 +4,7 @@ On every `generate_content_stream` call google-genai validates the whole `conten
 (`_GenerateContentParameters`), converts them back to the REST form field by field in Python
 (`_GenerateContentParameters_to_mldev`: a `getv`/`setv` per field of every part), dumps them (`convert_to_dict`)
 and base64-encodes their bytes (`encode_unserializable_types`): about 0.15 ms per history message per request,
-124 ms for a history of 800 messages, so a request's cost grew with the session's length. Each step takes the
+120 ms for a history of 800 messages, so a request's cost grew with the session's length. Each step takes the
 contents item by item, so a content's wire form depends on that content alone (`t_contents` regroups bare parts
 into contents, which pydantic-ai never sends: every item is a whole content, and anything else takes the SDK's
 path). Here it is worked out once:
@@ -12,10 +12,12 @@ path). Here it is worked out once:
 - `WireContent` is a content dict, as pydantic-ai's `GoogleModel` builds it, that keeps its wire form once
   converted. `_google.GoogleModel` hands out the same `WireContent` objects for a history message on every request,
   and nothing changes them afterwards.
-- `raw_client` gives a client's `aio.models` a `_generate_content_stream` that, when every content is a
-  `WireContent` (and the client speaks the Gemini API, with no `extra_body` to merge into the body), lets the SDK
-  build the request around a one-part stand-in for the contents and puts the remembered wire forms in its place as
-  the body goes to the SDK's HTTP layer. Everything else (the config, URL, headers, auth, retries, errors, streaming
+- `raw_client` gives a client's `aio.models` a `_generate_content_stream` (the streamed request Cowork makes;
+  `generate_content` is left as it is) that, when every content is a `WireContent` (and the client speaks the
+  Gemini API, with no `extra_body` to merge into the body), lets the SDK build the request around a one-part
+  stand-in for the contents and puts the remembered wire forms in its place as the body goes to the SDK's HTTP
+  layer. The body is still serialised whole by the SDK (`json.dumps`, about 2 ms at 800 messages), as every client
+  does. Everything else (the config, URL, headers, auth, retries, errors, streaming
   and the parsing of the response) is the SDK's own code. Any other request is the SDK's as it was.
 
 `tests/models/test_wire_equivalence.py` checks the request bodies against the stock client's.
