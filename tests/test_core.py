@@ -47,6 +47,20 @@ async def test_a_failing_warm_up_is_logged_not_raised(
     assert "provider stack warmed" not in caplog.text
 
 
+async def test_a_failing_rehearsal_leaves_the_rest_of_the_warm_up(
+    harness: CoreHarness, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(*_args: object) -> bool:
+        raise RuntimeError("the canned stream broke")
+
+    monkeypatch.setattr("cowork.models._rehearse.rehearse", broken)
+    core = await harness.core("openai")
+    with caplog.at_level(logging.INFO, logger="cowork.core"):
+        await core.warm_up()
+    assert "rehearsing a model request failed" in caplog.text and "the canned stream broke" in caplog.text
+    assert "provider stack warmed" in caplog.text and "warming up failed" not in caplog.text
+
+
 _RACE = """
 import sys, threading
 from pathlib import Path

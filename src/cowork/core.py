@@ -277,7 +277,10 @@ def _preload(target: ModelTarget | None, workspace: Path, home: Path, tools: Too
         # the process: what the first request would otherwise build on first use (see `cowork.models._rehearse`).
         from cowork.models._rehearse import rehearse
 
-        asyncio.run(rehearse(target, tools.specs()))
+        try:
+            asyncio.run(rehearse(target, tools.specs()))
+        except Exception:  # what it builds is built by the first request instead; the rest of the warm-up stands
+            log.warning("rehearsing a model request failed", exc_info=True)
 
 
 def _complete_protocol_models() -> None:
