@@ -26,21 +26,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from _harness import server_env
+from _harness import server_env, start_mock
 from cowork.testing.client import EventClient
 from cowork.testing.server import ServerProcess
 
 WARMED = "provider stack warmed"
 """What the server logs (logs/server.log) when its background warm-up is done."""
-
-
-def start_mock() -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, str(Path(__file__).with_name("_mock.py"))], stdout=subprocess.PIPE, text=True
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    return proc, line.rsplit(" ", 1)[1].strip()
 
 
 def python_start(count: int) -> list[float]:

@@ -45,8 +45,8 @@ class ChatModel(SchemasOnce, OpenAIChatModel):
         super().__init__(*args, **kwargs)
         self._wire: IdentityMemo[list[Any]] = IdentityMemo()
         custom = self.profile.get("openai_chat_thinking_field", None)
-        self._field_names = tuple(name for name in (custom, "reasoning", "reasoning_content") if name)
-        self._threads = ThreadItems(self._loop_items, self._field_names)
+        fields = [name for name in (custom, "reasoning", "reasoning_content") if name]  # what the back-fill reads
+        self._threads = ThreadItems(self._loop_items, fields)
 
     async def _loop_items(self, message: ModelMessage) -> list[Any]:
         """What pydantic-ai's loop over the history appends for `message` (before its per-request adjustments)."""

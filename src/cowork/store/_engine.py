@@ -35,6 +35,17 @@ _BUSY_TIMEOUT_MS = 10_000
 _PRIVATE = 0o600
 
 
+def _revision(engine: Engine) -> str | None:
+    """The schema's revision as Alembic records it (None for a blank database), read without importing Alembic."""
+    with engine.connect() as conn:
+        if not sa.inspect(conn).has_table("alembic_version"):
+            return None
+        rows = conn.exec_driver_sql("SELECT version_num FROM alembic_version").fetchall()
+    if len(rows) > 1:
+        raise RuntimeError(f"the database has several schema revisions at once: {[r[0] for r in rows]}")
+    return rows[0][0] if rows else None
+
+
 def _sqlite_engine(path: Path, *, writer: bool) -> Engine:
     engine = sa.create_engine(
         f"sqlite:///{path}",
@@ -153,18 +164,16 @@ class Database:
 
     def migrate(self) -> str | None:
         """Upgrade the schema to the newest migration (blocking; call at start-up). Returns the revision."""
-        if self.current_revision(self._writer) == HEAD:
+        current = _revision(self._writer)
+        if current == HEAD:
             return HEAD
         from alembic import command
         from alembic.config import Config
-        from alembic.runtime.migration import MigrationContext
         from alembic.script import ScriptDirectory
 
         config = Config()
         config.set_main_option("script_location", str(MIGRATIONS))
         head = ScriptDirectory.from_config(config).get_current_head()
-        with self._writer.connect() as conn:
-            current = MigrationContext.configure(conn).get_current_revision()
         if current != head:
             with self._writer.connect() as conn:
                 sqlite = conn.dialect.name == "sqlite"
@@ -186,15 +195,9 @@ class Database:
                         _pragma(conn, "foreign_keys=ON")
         return head
 
-    def current_revision(self, engine: Engine | None = None) -> str | None:
-        """The schema's revision (None for a blank database), read without Alembic."""
-        with (engine or self._reader).connect() as conn:
-            if not sa.inspect(conn).has_table("alembic_version"):
-                return None
-            rows = conn.exec_driver_sql("SELECT version_num FROM alembic_version").fetchall()
-        if len(rows) > 1:
-            raise RuntimeError(f"the database has several schema revisions at once: {[r[0] for r in rows]}")
-        return rows[0][0] if rows else None
+    def current_revision(self) -> str | None:
+        """The schema's revision (None for a blank database)."""
+        return _revision(self._reader)
 
     def write_sync(self, fn: Callable[[Connection], T]) -> T:
         with self._writer.begin() as conn:
