@@ -323,6 +323,7 @@ class App {
     try {
       if (!this.current) await this.newSession();
       const sessionId = this.current.session.id;
+      this.current.following = true; // what one sends, and the answer to it, are what one wants to see
       if (this.current.running) {
         await this.rpc.call("turn/steer", { sessionId, text, clientMessageId });
       } else {

@@ -190,6 +190,15 @@ export class SessionView {
     this.renderQueued = new Set();
 
     this.transcript = h("div", { class: "transcript", "data-testid": "transcript", role: "log", "aria-live": "polite" });
+    // The transcript follows the newest content until the person scrolls up, and again once they scroll back to
+    // the end. Decided by their scrolling, not by where the view happens to be when something is added: a tool
+    // card filling in its result grows the transcript without a scroll, and must not stop the following.
+    this.following = true;
+    this.transcript.addEventListener("scroll", () => {
+      this.following = this.transcript.scrollHeight - this.transcript.scrollTop - this.transcript.clientHeight < 80;
+    });
+    new MutationObserver(() => this.follow()).observe(this.transcript, { childList: true, subtree: true, characterData: true });
+    new ResizeObserver(() => this.follow()).observe(this.transcript); // an approval panel below it takes room
     this.pendingEl = h("div", { class: "pending", "data-testid": "pending" });
     this.todosEl = h("div", { class: "todos", "data-testid": "todos", hidden: true });
     this.bannerEl = h("div", { class: "banners" });
@@ -221,9 +230,11 @@ export class SessionView {
   // ---- transcript pieces -------------------------------------------------------------------------------------
 
   add(el) {
-    const atBottom = this.transcript.scrollHeight - this.transcript.scrollTop - this.transcript.clientHeight < 80;
-    this.transcript.append(el);
-    if (atBottom) this.transcript.scrollTop = this.transcript.scrollHeight;
+    this.transcript.append(el); // (followed by `follow`, through the observer)
+  }
+
+  follow() {
+    if (this.following) this.transcript.scrollTop = this.transcript.scrollHeight;
   }
 
   note(text, kind) {
@@ -276,9 +287,6 @@ export class SessionView {
     if (b.final) for (const pre of b.body.querySelectorAll("pre.code")) pre.append(copyButton(pre));
     b.el.classList.toggle("streaming", !b.final);
     b.el.hidden = !b.text && !b.reasoningText;
-    if (this.transcript.scrollHeight - this.transcript.scrollTop - this.transcript.clientHeight < 200) {
-      this.transcript.scrollTop = this.transcript.scrollHeight;
-    }
   }
 
   toolCall(p) {
