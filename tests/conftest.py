@@ -30,6 +30,9 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pyt
     monkeypatch.setenv("PROMPT_TOOLKIT_NO_CPR", "1")
     # Never touch the machine's real keyring: saved keys go to the test home's 0600 file.
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    # Never capture the desktop of whoever runs the tests: capture tests give their own Xvfb display explicitly.
+    for name in ("DISPLAY", "WAYLAND_DISPLAY"):
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture

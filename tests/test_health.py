@@ -57,6 +57,11 @@ async def test_a_working_core_is_ready_and_says_what_is_off(harness: CoreHarness
                 reason="Not installed yet: installed in the background after start-up (or `cowork toolbox install`).",
             ),
             EMBEDDER,
+            SubsystemHealth(
+                name="capture",
+                status="disabled",
+                reason="No capture source can run here. x11: no X display ($DISPLAY is not set).",
+            ),
             *NOT_BUILT,
         ],
     )
@@ -83,6 +88,7 @@ async def test_a_failing_mcp_server_and_a_missing_sandbox_are_degraded_with_thei
         "tracing": "ready",
         "toolbox": "disabled",
         "embedder": "ready",
+        "capture": "disabled",  # no display in the tests' environment
         "scheduler": "disabled",
     }
     assert subsystem(health, "mcp").reason == f"broken (error): {failed.reason}"  # the working one is not named

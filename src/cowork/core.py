@@ -21,6 +21,7 @@ from pathlib import Path
 import anyio.to_thread
 
 from cowork import __version__
+from cowork.capture import CaptureService
 from cowork.config import LoadedConfig
 from cowork.credentials import CredentialStore
 from cowork.health import check_health
@@ -153,6 +154,15 @@ class Core:
         """The user's profile, in every prompt (`profile` tool, `memory/profile*`)."""
         self.recall = ConversationRecall(self.db, self.retrieval, self.config.memory)
         """Each folder's past turns, indexed in quiet moments (`recall` tool, `memory/search` kind conversations)."""
+        self.capture = CaptureService(
+            self.db,
+            self.config.capture,
+            env=dict(os.environ if env is None else env),
+            publish=lambda status: self.notices.publish("capture/status", status),
+            retrieval=self.retrieval,
+            local_embedder=self.config.memory.embedder.provider == "local",
+        )
+        """What the user works on, with their consent (`capture/*`, `context/*`, the `activity` tool)."""
         self.runtime = Runtime(
             RunnerDeps(
                 db=self.db,
@@ -202,6 +212,7 @@ class Core:
         await self.mcp_installs.load()
         await self.retrieval.start()
         self.recall.start()
+        await self.capture.start()
         self.checkpoints.prune_soon()
 
     async def health(self) -> HealthResult:
@@ -243,6 +254,7 @@ class Core:
 
     async def stop(self) -> None:
         await self.toolbox.stop()
+        await self.capture.stop()
         await self.recall.stop()
         await self.retrieval.stop()
         await self.checkpoints.close()

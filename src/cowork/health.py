@@ -116,6 +116,13 @@ async def _embedder(core: Core) -> Judgement:
     return core.retrieval.embedder_health()
 
 
+async def _capture(core: Core) -> Judgement:
+    status = core.capture.status()
+    if status.capturing:
+        return _READY
+    return "disabled", status.reason or "Not capturing."
+
+
 async def _not_built(_core: Core) -> Judgement:
     return "disabled", "Not built yet."
 
@@ -130,6 +137,7 @@ CHECKS: Mapping[str, Check] = MappingProxyType(
         "tracing": _tracing,
         "toolbox": _toolbox,
         "embedder": _embedder,
+        "capture": _capture,
         "scheduler": _not_built,  # automations (the automations issue)
     }
 )

@@ -47,9 +47,11 @@ def test_a_database_at_head_is_not_migrated_again_and_an_older_one_is(tmp_path: 
     assert db.migrate() == HEAD
     db.write_sync(lambda c: c.exec_driver_sql("UPDATE alembic_version SET version_num = '0014'"))
     db.write_sync(lambda c: c.exec_driver_sql("DROP TABLE rag_pins"))  # what 0015 creates
+    db.write_sync(lambda c: c.exec_driver_sql("DROP TABLE activity_spans"))  # what 0016 creates
     assert db.current_revision() == "0014"
     assert db.migrate() == HEAD and db.current_revision() == HEAD
     assert db.read_sync(lambda c: sa.inspect(c).has_table("rag_pins"))
+    assert db.read_sync(lambda c: sa.inspect(c).has_table("activity_spans"))
     db.close()
 
 

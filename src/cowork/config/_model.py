@@ -10,6 +10,7 @@ __all__ = [
     "AgentConfig",
     "BashConfig",
     "BudgetsConfig",
+    "CaptureConfig",
     "CheckpointsConfig",
     "CommandsConfig",
     "CoworkConfig",
@@ -456,6 +457,50 @@ class MemoryConfig(_Section):
     )
 
 
+class CaptureConfig(_Section):
+    """Activity capture (docs/capture.md). User-level only: a workspace's config can never turn it on or widen it."""
+
+    enabled: bool = Field(
+        default=True,
+        description="Capture what the user works on (the active window's application and title, idle time) where a "
+        "source works here (an X11 display). Consent per stream, pausing and exclusions are set from a client "
+        "(`cowork capture`, the web UI's Context view) and kept in the database; false turns capture off entirely.",
+    )
+    poll_seconds: float = Field(
+        default=5.0,
+        ge=0.2,
+        le=60,
+        description="The longest wait between two looks at the active window (a window or title change is seen at "
+        "once; this bounds how late idleness is noticed).",
+    )
+    idle_seconds: float = Field(
+        default=180.0, ge=10, le=3600, description="No keyboard or mouse input for this long counts as away."
+    )
+    focus_minutes: float = Field(
+        default=10.0, ge=1, le=240, description="This long in one application is a focus session (deep work)."
+    )
+    flush_seconds: float = Field(
+        default=30.0, ge=1, le=600, description="Captured activity is written to the database at least this often."
+    )
+    min_span_seconds: float = Field(
+        default=1.0, ge=0, le=60, description="Windows passed through faster than this (alt-tab) are not recorded."
+    )
+    exclude_apps: list[str] = Field(
+        default_factory=list,
+        description="Applications never captured (glob patterns, any case), besides the built-in ones and the lists "
+        "set from a client.",
+    )
+    exclude_titles: list[str] = Field(
+        default_factory=list, description="Window titles never captured (glob patterns, any case), likewise."
+    )
+    index: bool = Field(
+        default=True,
+        description="Index captured activity by meaning (the `activity` index), with the local embedder only: when "
+        "`memory.embedder.provider` is not `local`, activity is searched by words alone, so nothing leaves the "
+        "machine.",
+    )
+
+
 class CoworkConfig(_Section):
     provider: str | None = Field(default=None, description="Provider id, e.g. openai, anthropic, google, ollama.")
     model: str | None = Field(default=None, description="Model id; defaults to the provider's default model.")
@@ -475,3 +520,4 @@ class CoworkConfig(_Section):
     logs: LogsConfig = Field(default_factory=LogsConfig)
     tracing: TracingConfig = Field(default_factory=TracingConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    capture: CaptureConfig = Field(default_factory=CaptureConfig)

@@ -5,6 +5,8 @@ else. Clients import only this package (plus their transport and UI libraries).
 """
 
 from ._base import Params, WireModel
+from ._capture import *  # noqa: F403
+from ._capture import __all__ as _capture_all
 from ._commands import SLASH_COMMANDS, ClientKind, SlashCommand, slash_command
 from ._docs import render_protocol_markdown
 from ._documents import *  # noqa: F403
@@ -140,6 +142,7 @@ __all__ = [
     *_health_all,
     *_traces_all,
     *_retrieval_all,
+    *_capture_all,
     *_memories_all,
     *_documents_all,
     *_mcp_all,

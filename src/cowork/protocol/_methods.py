@@ -13,6 +13,14 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from ._base import Count, OsText, Params, WireModel
+from ._capture import (
+    CaptureConfigureParams,
+    CaptureStatus,
+    ContextDeleteParams,
+    ContextDeleteResult,
+    ContextQueryParams,
+    ContextQueryResult,
+)
 from ._commands import SlashCommand
 from ._documents import DocumentContent, DocumentPreview, DocumentRef
 from ._events import SessionEvent
@@ -158,7 +166,7 @@ __all__ = [
     "UnsubscribeResult",
 ]
 
-PROTOCOL_VERSION = 10
+PROTOCOL_VERSION = 11
 """Bumped on every change to the protocol. Changes are additive: old clients keep working."""
 
 _ID = Field(min_length=1, max_length=200)
@@ -1253,4 +1261,50 @@ METHODS.update(
 NOTIFICATIONS["ingest/progress"] = (
     IngestJobInfo,
     "An indexing job changed state or made progress (server → every connection; at most a few per second).",
+)
+
+# Activity capture and context (see docs/capture.md).
+METHODS.update(
+    {
+        spec.name: spec
+        for spec in (
+            _spec(
+                "capture/status",
+                EmptyParams,
+                CaptureStatus,
+                "What activity capture does now: its state, the source, consent per stream, the exclusions, the "
+                "window being recorded and the deep-work signal. Changes go out as `capture/status`.",
+            ),
+            _spec(
+                "capture/configure",
+                CaptureConfigureParams,
+                CaptureStatus,
+                "Change consent per stream, pause or resume all capture, the user's exclusions and the retention. "
+                "The change is kept across restarts; a stream this build cannot capture is `invalid_params`, and a "
+                "refused change changes nothing.",
+                "invalid_params",
+            ),
+            _spec(
+                "context/query",
+                ContextQueryParams,
+                ContextQueryResult,
+                "What was captured in a time range (default: the last 24 hours): spans of activity, time per "
+                "application, focus sessions, and with `query` the hours that match it best.",
+                "invalid_params",
+                "embedder_error",
+            ),
+            _spec(
+                "context/delete",
+                ContextDeleteParams,
+                ContextDeleteResult,
+                "Delete what was captured in a time range, and its entries in the activity index.",
+                "invalid_params",
+            ),
+        )
+    }
+)
+NOTIFICATIONS["capture/status"] = (
+    CaptureStatus,
+    "Capture started, stopped, paused, changed window or consent, or entered or left deep work (server → every "
+    "connection).",
 )

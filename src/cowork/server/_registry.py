@@ -14,7 +14,18 @@ from typing import Any, TypeAlias
 from cowork.core import Core
 from cowork.protocol import WireModel
 
-from ._handlers import documents, mcp_install, mcp_servers, models, operations, retrieval, server, sessions, tools
+from ._handlers import (
+    capture,
+    documents,
+    mcp_install,
+    mcp_servers,
+    models,
+    operations,
+    retrieval,
+    server,
+    sessions,
+    tools,
+)
 from ._peer import Peer
 
 __all__ = ["HANDLERS", "Handler"]
@@ -26,6 +37,10 @@ HANDLERS: Mapping[str, Handler] = MappingProxyType(
         "initialize": server.initialize,
         "ping": server.ping,
         "health": server.health,
+        "capture/status": capture.capture_status,
+        "capture/configure": capture.capture_configure,
+        "context/query": capture.context_query,
+        "context/delete": capture.context_delete,
         "trace/list": server.trace_list,
         "trace/get": server.trace_get,
         "document/preview": documents.document_preview,

@@ -10,6 +10,7 @@ from sqlalchemy.engine import Dialect
 
 __all__ = [
     "UTCDateTime",
+    "activity_spans",
     "checkpoint_files",
     "checkpoints",
     "context_summaries",
@@ -447,3 +448,20 @@ rag_pins = sa.Table(
 )
 """Files of a folder (`scope`, its absolute path; `uri`, the file relative to it) pinned by the user: their passages
 go first into every turn's context in that folder. By path, not chunk id, so a pin outlives re-indexing."""
+
+
+activity_spans = sa.Table(
+    "activity_spans",
+    metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("app", sa.Text, nullable=False),
+    sa.Column("title", sa.Text, nullable=False),
+    sa.Column("process", sa.Text),
+    sa.Column("started_at", UTCDateTime, nullable=False),
+    sa.Column("ended_at", UTCDateTime, nullable=False),
+    sa.Index("ix_activity_spans_started", "started_at"),
+    sa.Index("ix_activity_spans_ended", "ended_at"),
+)
+"""Captured activity (`cowork.capture`): one row per stretch of time in one window (same application and title),
+written while it lasts (its `ended_at` moves on) so a crash loses at most one flush interval. Nothing of an excluded
+application or title is ever written."""

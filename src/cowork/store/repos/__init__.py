@@ -1,6 +1,7 @@
 """Repositories: the only code that writes SQL. Each function takes a connection inside a transaction."""
 
 from . import (
+    activity,
     checkpoints,
     events,
     human_requests,
@@ -22,6 +23,7 @@ from . import (
 )
 
 __all__ = [
+    "activity",
     "checkpoints",
     "events",
     "human_requests",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, TypeVar
 
-__all__ = ["from_row", "to_values"]
+__all__ = ["escape_like", "from_row", "to_values"]
 
 R = TypeVar("R")
 
@@ -18,3 +18,8 @@ def from_row(cls: type[R], row: Any) -> R:
 
 def to_values(row: Any) -> dict[str, Any]:
     return {f.name: getattr(row, f.name) for f in dataclasses.fields(row)}
+
+
+def escape_like(text: str) -> str:
+    """`text` as a literal inside a LIKE pattern (with `escape="\\"`)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

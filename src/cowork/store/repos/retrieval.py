@@ -19,6 +19,7 @@ from .._schema import rag_pins as pn
 from .._schema import rag_sources as s
 from .._schema import rag_staged as st
 from .._schema import sessions as ss
+from ._util import escape_like
 
 __all__ = [
     "Exchange",
@@ -364,7 +365,7 @@ def finished_exchanges(conn: Connection, since: datetime | None, *, limit: int) 
 
 def delete_sources_like(conn: Connection, kind: str, uri_prefix: str) -> int:
     """Remove every source of `kind` whose uri starts with `uri_prefix` (in every scope); how many."""
-    escaped = uri_prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    escaped = escape_like(uri_prefix)
     ids = (
         conn.execute(sa.select(s.c.id).where(s.c.kind == kind, s.c.uri.like(f"{escaped}%", escape="\\")))
         .scalars()

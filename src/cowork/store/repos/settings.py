@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from .._schema import settings as t
+from ._util import escape_like
 
 __all__ = ["all_values", "delete", "get", "put"]
 
@@ -22,7 +23,7 @@ def get(conn: Connection, key: str) -> Any | None:
 def all_values(conn: Connection, *, prefix: str = "") -> dict[str, Any]:
     stmt = sa.select(t.c.key, t.c.value)
     if prefix:
-        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        escaped = escape_like(prefix)
         stmt = stmt.where(t.c.key.like(f"{escaped}%", escape="\\"))
     return {r.key: json.loads(r.value) for r in conn.execute(stmt)}
 
