@@ -177,6 +177,7 @@ class Core:
                 retrieval=self.retrieval,
                 working_memory=self.working_memory,
                 recall=self.recall,
+                capture=self.capture,
             ),
             self.sessions,
             self.settings,

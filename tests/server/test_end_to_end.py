@@ -139,6 +139,7 @@ async def test_turn_with_tools_streams_persists_and_replays(
             "grep",
             "searchDocuments",
             "recall",
+            "activity",
             "webSearch",
             "webFetch",
             "ask",

@@ -50,6 +50,7 @@ async def test_initialize(client: EventClient, server: ServerProcess) -> None:
         "grep",
         "searchDocuments",
         "recall",
+        "activity",
         "webSearch",
         "webFetch",
         "ask",

@@ -66,7 +66,7 @@ class Tracker:
         self.current: _Open | None = None
         self.focus_app: str | None = None
         self.focus_since: datetime | None = None
-        self._deep = False
+        self._last_shown: tuple[object, ...] = (None, False)
         self.samples = 0
         self.excluded = 0
 
@@ -84,7 +84,6 @@ class Tracker:
     def observe(self, now: datetime, window: Window | None, idle: float | None) -> Observation:
         """One sample at `now`."""
         self.samples += 1
-        before = self._shown(now)
         spans: list[ActivitySpanRow] = []
         if idle is not None and idle >= self.idle_seconds:
             self._close(max(now - timedelta(seconds=idle), self._start_or(now)), spans)
@@ -104,15 +103,14 @@ class Tracker:
             self.current = _Open(uuid.uuid4().hex, window.app, window.title, window.process, now, now)
             if self.focus and window.app != self.focus_app:
                 self.focus_app, self.focus_since = window.app, now
-        return Observation(tuple(spans), changed=self._shown(now) != before)
+        return Observation(tuple(spans), changed=self._changed(now))
 
     def close(self, now: datetime) -> Observation:
         """Capture stops (paused, consent withdrawn, the source went away): close what is open."""
         spans: list[ActivitySpanRow] = []
-        before = self._shown(now)
         self._close(now, spans)
         self._end_focus()
-        return Observation(tuple(spans), changed=self._shown(now) != before)
+        return Observation(tuple(spans), changed=self._changed(now))
 
     def restart(self, now: datetime) -> None:
         """Forget the open span's past (it was deleted): the same window goes on as a new span from `now`."""
@@ -135,6 +133,9 @@ class Tracker:
     def _end_focus(self) -> None:
         self.focus_app = self.focus_since = None
 
-    def _shown(self, now: datetime) -> tuple[object, ...]:
+    def _changed(self, now: datetime) -> bool:
+        """Whether what a client shows (the window recorded, deep work) differs from the last time it was asked."""
         current = self.current
-        return (None if current is None else (current.id, current.app, current.title), self.deep_work(now))
+        shown = (None if current is None else (current.id, current.app, current.title), self.deep_work(now))
+        changed, self._last_shown = shown != self._last_shown, shown
+        return changed

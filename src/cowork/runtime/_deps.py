@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cowork.capture import CaptureService
 from cowork.config import CoworkConfig
 from cowork.memory import ConversationRecall, WorkingMemory
 from cowork.models import ModelCache
@@ -47,6 +48,8 @@ class RunnerDeps:
     """The user's profile, in every main agent's prompt (none: no profile, and the `profile` tool says so)."""
     recall: ConversationRecall | None = None
     """Past conversations, told of every turn that ends well (none: no recall, and the `recall` tool says so)."""
+    capture: CaptureService | None = None
+    """What the user works on, for the `activity` tool (none: the tool says capture is not available)."""
 
 
 @dataclass

@@ -38,8 +38,9 @@ S = OperationStatus
 Origin: TypeAlias = Literal["chat", "sub_agent", "automation", "compact", "observe"]
 _DEFAULT_CONTEXT_WINDOW = 128_000
 _SUB_AGENT_EXCLUDED = {"spawnAgent", "ask", "todoWrite"}
-_EXPLORE_EXCLUDED = {*_SUB_AGENT_EXCLUDED, "memory", "skill", "webSearch", "webFetch"}
-"""Explore agents search the workspace with read-only tools: no web, no memory notes, no skills."""
+_EXPLORE_EXCLUDED = {*_SUB_AGENT_EXCLUDED, "memory", "skill", "webSearch", "webFetch", "activity"}
+"""Explore agents search the workspace with read-only tools: no web, no memory notes, no skills, no captured
+activity (the user's, not the workspace's)."""
 _RESEARCH_TOOLS = {"webSearch", "webFetch", "read"}
 
 

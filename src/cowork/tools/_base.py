@@ -14,6 +14,7 @@ from cowork.config import ToolsConfig
 from cowork.policy import PathDenied, PathPolicy, ServerPolicy
 
 if TYPE_CHECKING:
+    from cowork.protocol import ContextQueryParams, ContextQueryResult
     from cowork.retrieval import Hit, SearchAnswer
 
 __all__ = ["Tool", "ToolContext", "ToolError", "ToolFacts", "ToolSpec"]
@@ -64,6 +65,8 @@ class ToolContext:
     """Search the folder's past conversations (query, how many turns); the asking session's own are left out."""
     update_profile: Callable[[dict[str, str], list[str]], Awaitable[str]] | None = None
     """Change the user's working memory (entries to set, keys to remove); answers what the profile now holds."""
+    query_activity: Callable[[ContextQueryParams], Awaitable[tuple[ContextQueryResult, str | None]]] | None = None
+    """What activity capture recorded in a range, and why capture is not running now when it is not."""
 
     def _policy(self) -> PathPolicy:
         return self.paths if self.paths is not None else PathPolicy.build(self.workspace)

@@ -52,6 +52,7 @@ class ToolRegistry:
 
 def builtin_tools() -> ToolRegistry:
     """The built-in tools available to every session."""
+    from ._activity import ActivityTool
     from ._agent_tools import AskTool, SpawnAgentTool, TodoWriteTool
     from ._bash import BashTool
     from ._edit import EditTool
@@ -78,6 +79,7 @@ def builtin_tools() -> ToolRegistry:
             GrepTool(),
             SearchDocumentsTool(),
             RecallTool(),
+            ActivityTool(),
             WebSearchTool(),
             WebFetchTool(),
             AskTool(),
