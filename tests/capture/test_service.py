@@ -80,8 +80,8 @@ async def rig(db: Database) -> AsyncIterator[Rig]:
     await r.service.stop()
 
 
-async def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    for _ in range(int(timeout / 0.02)):
+async def wait_for(condition: Callable[[], bool]) -> None:
+    for _ in range(500):
         if condition():
             return
         await asyncio.sleep(0.02)

@@ -389,7 +389,7 @@ class CaptureService:
             self._resume = asyncio.get_running_loop().create_task(self._resume_at(until), name="cowork-capture-resume")
 
     async def _resume_at(self, until: datetime) -> None:
-        while (left := (until - self._clock()).total_seconds()) > 0:
+        while (left := (until - self._clock()).total_seconds()) > 0:  # noqa: ASYNC110 (a clock, not an event)
             await asyncio.sleep(min(left, 1.0))  # the clock is read again: a suspended laptop wakes past it
         await self.configure(CaptureConfigureParams(paused=False))
 
