@@ -43,7 +43,7 @@ class Rig:
     def __init__(self, db: Database, source: ScriptedSource, clock: Clock, **config: object) -> None:
         self.db, self.source, self.clock = db, source, clock
         self.published: list[CaptureStatus] = []
-        self.config = CaptureConfig(poll_seconds=30, flush_seconds=600, **config)  # type: ignore[arg-type]
+        self.config = CaptureConfig(poll_seconds=30, flush_seconds=600, **config)
         self.retrieval: Retrieval | None = None
         self.service = self.build()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from cowork.capture import Exclusions, Tracker, Window
@@ -27,7 +28,7 @@ def tracker(**overrides: object) -> Tracker:
     return Tracker(**settings)  # type: ignore[arg-type]
 
 
-def feed(t: Tracker, samples: list[tuple[float, Window | None, float]]) -> list:
+def feed(t: Tracker, samples: Sequence[tuple[float, Window | None, float]]) -> list:
     """Samples (seconds, window, idle); the final form of every span written, by id, in order of first writing."""
     spans: dict[str, object] = {}
     for seconds, window, idle in samples:

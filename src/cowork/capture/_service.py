@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import hashlib
 import logging
-import threading
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Final
@@ -26,6 +25,7 @@ from cowork.protocol import (
     CaptureConfigureParams,
     CaptureStatus,
     CaptureStreamInfo,
+    ContextQueryParams,
     ContextQueryResult,
 )
 from cowork.store import Connection, Database, repos
@@ -35,8 +35,9 @@ from cowork.store.repos import retrieval as rag
 from ._context import app_totals, clip, focus_sessions, hour_of, hour_text, span_info
 from ._privacy import BUILTIN_APPS, BUILTIN_TITLES, Exclusions
 from ._registry import pick_source
+from ._sampler import SamplerThread
 from ._settings import KEY, STREAMS, CaptureSettings, apply_change
-from ._source import Source, SourceUnavailable, Window
+from ._source import Source, Window
 from ._tracker import Observation, Tracker
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ class CaptureService:
         self._dirty: set[datetime] = set()
         self._source_name: str | None = None
         self._reason: str | None = None
-        self._thread: _SamplerThread | None = None
+        self._thread: SamplerThread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._flushing: asyncio.Task[None] | None = None
@@ -161,7 +162,7 @@ class CaptureService:
             return
         self._source_name, self._reason = source.name, None
         assert self._loop is not None
-        self._thread = _SamplerThread(source, self._loop, self._sample, self._source_failed, self.config.poll_seconds)
+        self._thread = SamplerThread(source, self._loop, self._sample, self._source_failed, self.config.poll_seconds)
         self._thread.start()
 
     async def _stop_source(self) -> None:
@@ -172,7 +173,7 @@ class CaptureService:
 
     # ---- samples (on the loop) -----------------------------------------------------------------------------------
 
-    def _sample(self, thread: _SamplerThread, window: Window | None, idle: float | None) -> None:
+    def _sample(self, thread: SamplerThread, window: Window | None, idle: float | None) -> None:
         if thread is not self._thread:
             return  # a sample posted by a thread stopped meanwhile
         self._take(self._tracker.observe(self._clock(), window, idle))
@@ -187,7 +188,7 @@ class CaptureService:
         if observation.changed:
             self._announce()
 
-    def _source_failed(self, thread: _SamplerThread, reason: str) -> None:
+    def _source_failed(self, thread: SamplerThread, reason: str) -> None:
         if thread is not self._thread:
             return
         log.warning("activity capture stopped: %s", reason)
@@ -393,6 +394,15 @@ class CaptureService:
             await asyncio.sleep(min(left, 1.0))  # the clock is read again: a suspended laptop wakes past it
         await self.configure(CaptureConfigureParams(paused=False))
 
+    async def lookup(self, params: ContextQueryParams) -> tuple[ContextQueryResult, str | None]:
+        """The `activity` tool's answer: what was captured, and why capture is not running now when it is not."""
+        result = await self.query(
+            params.since, params.until, app=params.app, title=params.title, query=params.query, limit=params.limit
+        )
+        status = self.status()
+        note = None if status.capturing else f"Capture is {status.state} now: {status.reason or 'not running'}"
+        return result, note
+
     async def query(
         self,
         since: datetime | None = None,
@@ -453,55 +463,3 @@ class CaptureService:
         if self._retrieval is not None:
             await self.index_dirty()
         return touched
-
-
-class _SamplerThread:
-    """Samples the source until stopped: a look at the window, then a wait for a change (or `poll` seconds)."""
-
-    def __init__(
-        self,
-        source: Source,
-        loop: asyncio.AbstractEventLoop,
-        on_sample: Callable[[_SamplerThread, Window | None, float | None], None],
-        on_failure: Callable[[_SamplerThread, str], None],
-        poll: float,
-    ) -> None:
-        self.source = source
-        self._loop = loop
-        self._on_sample = on_sample
-        self._on_failure = on_failure
-        self._poll = poll
-        self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="cowork-capture", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stopped.set()
-        with contextlib.suppress(Exception):
-            self.source.close()
-        self._thread.join(timeout=5)
-
-    def _post(self, callback: Callable[..., None], *args: object) -> None:
-        if self._stopped.is_set():
-            return
-        with contextlib.suppress(RuntimeError):  # the loop closed first
-            self._loop.call_soon_threadsafe(callback, self, *args)
-
-    def _run(self) -> None:
-        try:
-            self.source.open()
-            while not self._stopped.is_set():
-                window = self.source.active_window()
-                idle = self.source.idle_seconds()
-                self._post(self._on_sample, window, idle)
-                self.source.wait(self._poll)
-        except SourceUnavailable as error:
-            self._post(self._on_failure, str(error))
-        except Exception as error:  # a source must never take the server down; the user is told
-            log.exception("the %s capture source failed", self.source.name)
-            self._post(self._on_failure, f"The {self.source.name} source failed: {type(error).__name__}: {error}")
-        finally:
-            with contextlib.suppress(Exception):
-                self.source.close()

@@ -1,4 +1,8 @@
-"""The configuration schema. Defaults here are the built-in layer."""
+"""The configuration schema. Defaults here are the built-in layer.
+
+Long because it is the whole schema in one place: each section is a short model, and the loader, the trust
+rules and `docs/configuration.md` read them together.
+"""
 
 from __future__ import annotations
 

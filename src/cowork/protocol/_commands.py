@@ -82,6 +82,18 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
         "your profile (in every conversation); observations of past conversations, or observe this one now",
         _REPL,
     ),
+    _cmd(
+        "capture",
+        "/capture [pause [MINUTES] | resume | on|off STREAM | exclude|include app|title PATTERN | retention DAYS]",
+        "activity capture: what it records now and with which consent; pause it, change a stream, exclude an app",
+        _REPL,
+    ),
+    _cmd(
+        "context",
+        "/context [today|yesterday|Nh] [APP] | delete today|yesterday|Nh",
+        "what was captured: time per application, focus sessions, windows; or delete a range of it",
+        _REPL,
+    ),
     _cmd("pin", "/pin [PATH]", "put a file of the folder in every turn's context (no path: what is pinned)", _REPL),
     _cmd("unpin", "/unpin PATH", "take a pinned file out of every turn's context", _REPL),
     _cmd("source", "/source N", "the passage the latest answer's source N is (its Sources: line numbers them)", _REPL),

@@ -31,8 +31,6 @@ from cowork.prompts import gather_prompt_extras
 from cowork.protocol import (
     Citation,
     Citations,
-    ContextQueryParams,
-    ContextQueryResult,
     ErrorCode,
     ErrorSource,
     LogLine,
@@ -462,15 +460,6 @@ class OperationRunner(ContextSteps, ObserveSteps, ModelSteps, HumanSteps):
 
         capture = self.deps.capture
 
-        async def query_activity(query: ContextQueryParams) -> tuple[ContextQueryResult, str | None]:
-            assert capture is not None
-            result = await capture.query(
-                query.since, query.until, app=query.app, title=query.title, query=query.query, limit=query.limit
-            )
-            status = capture.status()
-            note = None if status.capturing else f"Capture is {status.state} now: {status.reason or 'not running'}"
-            return result, note
-
         async def search_documents(query: str, limit: int) -> SearchAnswer:
             assert retrieval is not None
             answer = await retrieval.search(workspace, query, limit=limit, auto_index=True)
@@ -503,5 +492,5 @@ class OperationRunner(ContextSteps, ObserveSteps, ModelSteps, HumanSteps):
             search_documents=search_documents if retrieval is not None else None,
             update_profile=update_profile if working_memory is not None and state.agent_type is None else None,
             recall=recall_turns if recall is not None and recall.enabled else None,
-            query_activity=query_activity if capture is not None else None,
+            query_activity=capture.lookup if capture is not None else None,
         )

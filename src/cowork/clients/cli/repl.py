@@ -115,6 +115,7 @@ from cowork.protocol import (
     web_url,
 )
 
+from .capture_cmds import capture_toolbar, run_capture_command, run_context_command
 from .completion import SlashCompleter
 from .documents import show_documents
 from .event_log import session_payloads
@@ -174,6 +175,30 @@ class Repl:
     address: ServerAddress | None = None
     prefill: str | None = None
     """Text to put at the next prompt, ready to send or change (`/fork N` puts the message it forked before)."""
+    capture: dict[str, Any] | None = None
+    """Activity capture's status (`capture/status`), for the line under the prompt while it records."""
+    prompt: PromptSession[str] | None = None
+
+    async def load_capture(self, init: InitializeResult) -> None:
+        """Capture's status now (then each `capture/status` notification keeps it): the indicator under the prompt,
+        and a line under the banner while it records. Quietly nothing from an older server."""
+        if "capture/status" not in init.capabilities.methods:
+            return
+        try:
+            self.capture = await self.rpc.call("capture/status", {})
+        except RpcError:
+            return
+        line = capture_toolbar(self.capture)
+        if line is not None:
+            self.console.print(Text(line.strip(), style="red" if self.capture.get("capturing") else "yellow"))
+
+    def _refresh_toolbar(self) -> None:
+        """Show the indicator line under the prompt only while there is something to show (no empty bar)."""
+        if self.prompt is None:
+            return
+        line = capture_toolbar(self.capture)
+        self.prompt.bottom_toolbar = None if line is None else (lambda: capture_toolbar(self.capture) or "")
+        self.prompt.app.invalidate()
 
     async def connect(self) -> InitializeResult:
         address = self.options.address
@@ -189,6 +214,10 @@ class Repl:
         )
 
     def _on_notification(self, method: str, params: dict[str, Any]) -> None:
+        if method == "capture/status":
+            self.capture = params
+            self._refresh_toolbar()
+            return
         if method == "session/event":
             event = parse_event(params)
             payload = event.payload
@@ -527,6 +556,8 @@ class Repl:
             "/cwd": self._cwd,
             "/mcp": lambda a: run_mcp_command(self, a),
             "/memory": lambda a: run_memory_command(self, a),
+            "/capture": lambda a: run_capture_command(self, a),
+            "/context": lambda a: run_context_command(self, a),
             "/source": lambda a: run_source_command(self, a),
             "/pin": lambda a: run_pin_command(self, a, pin=True),
             "/unpin": lambda a: run_pin_command(self, a, pin=False),
@@ -981,6 +1012,7 @@ async def _main_loop(repl: Repl) -> int:
             await repl.new_session()
         repl.banner(init)
         await repl.show_health(init)
+        await repl.load_capture(init)
         await repl.load_names()
         completer = SlashCompleter(
             COMMANDS,
@@ -993,6 +1025,8 @@ async def _main_loop(repl: Repl) -> int:
             key_bindings=prompt_bindings(),
             prompt_continuation="  ",
         )
+        repl.prompt = prompt
+        repl._refresh_toolbar()
         armed = False  # the previous key was Ctrl-C (at the prompt, or cancelling a turn): one more exits
         while True:
             try:

@@ -159,6 +159,12 @@ class McpStatusArrived(Message):
         self.server = server
 
 
+class CaptureStatusArrived(Message):
+    def __init__(self, status: dict[str, Any]) -> None:
+        super().__init__()
+        self.status = status
+
+
 class CoworkApp(App[int]):
     """The Cowork terminal UI. Without options it does not connect (tests feed it events directly)."""
 
@@ -183,6 +189,8 @@ class CoworkApp(App[int]):
         self.sessions: list[SessionInfo] = []
         self.state = SessionState()
         self.connection = "connecting…" if options is not None or connector is not None else "offline"
+        self.capture: dict[str, Any] | None = None
+        """Activity capture's status (`capture/status`): the bottom bar shows it while it records or is paused."""
         self.model_label = "no provider connected"
         self._request_screen: ApprovalScreen | QuestionScreen | None = None
         # Not `_closing`: that name is Textual's own (MessagePump), and shadowing it made the app drop every
@@ -225,7 +233,9 @@ class CoworkApp(App[int]):
     def _refresh_usage(self) -> None:
         with contextlib.suppress(NoMatches):  # not there while the app exits
             plan = self.session is not None and self.session.plan_mode
-            self.query_one(UsageBar).show(self.model_label, self.state.usage, self.connection, plan=plan)
+            self.query_one(UsageBar).show(
+                self.model_label, self.state.usage, self.connection, plan=plan, capture=self.capture
+            )
 
     def _set_model_label(self, session: SessionInfo | None) -> None:
         if session is not None and session.auto_model:
@@ -300,6 +310,7 @@ class CoworkApp(App[int]):
             self.notify(warning, title="configuration", severity="warning", timeout=30)
         await self._notify_degraded(client)
         await self._load_mcp(client)
+        await self._load_capture(client)
         if self.session is None:
             resume = self.options.resume if self.options is not None else None
             session = None
@@ -361,11 +372,22 @@ class CoworkApp(App[int]):
             return
         panel.load(list(result.get("servers") or []))
 
+    async def _load_capture(self, client: RpcClient) -> None:
+        """Activity capture's status, for the indicator in the bottom bar (then `capture/status` keeps it)."""
+        assert self.init is not None
+        if "capture/status" not in self.init.capabilities.methods:
+            return
+        with contextlib.suppress(RpcError):
+            self.capture = await client.call("capture/status", {})
+            self._refresh_usage()
+
     def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         if method == "session/event":
             self.post_message(EventArrived(parse_event(params)))
         elif method == "mcp/status":
             self.post_message(McpStatusArrived(params))
+        elif method == "capture/status":
+            self.post_message(CaptureStatusArrived(params))
 
     async def _subscribe(self, client: RpcClient) -> None:
         """Subscribe to the shown session from the last event seen (0: all of it), then bring back its requests."""
@@ -490,6 +512,10 @@ class CoworkApp(App[int]):
     async def on_event_arrived(self, message: EventArrived) -> None:
         with contextlib.suppress(NoMatches):  # the screen is being torn down at exit
             await self.apply_event(message.event)
+
+    def on_capture_status_arrived(self, message: CaptureStatusArrived) -> None:
+        self.capture = message.status
+        self._refresh_usage()
 
     def on_mcp_status_arrived(self, message: McpStatusArrived) -> None:
         with contextlib.suppress(NoMatches):

@@ -436,8 +436,23 @@ class McpPanel(Static):
 class UsageBar(Static):
     """One line: model, tokens, cost, today's cost, connection."""
 
-    def show(self, model: str, usage: UsageTotals, connection: str, *, plan: bool = False) -> None:
+    def show(
+        self,
+        model: str,
+        usage: UsageTotals,
+        connection: str,
+        *,
+        plan: bool = False,
+        capture: dict[str, Any] | None = None,
+    ) -> None:
         text = Text()
+        if capture is not None and capture.get("capturing"):
+            text.append(" ● REC ", style="bold white on red")  # activity capture records: always visible
+            current = capture.get("current")
+            if current:
+                text.append(f" {fmt.clean(current.get('app') or '')}", style="red")
+        elif capture is not None and capture.get("state") == "paused":
+            text.append(" ‖ capture paused ", style="black on yellow")
         if plan:
             text.append(" PLAN MODE ", style="bold black on cyan")
         text.append(f" {model}", style="bold")
