@@ -121,3 +121,14 @@ def test_checkpoints_bench_runs_and_reports_ratios() -> None:
     for kind in ("write", "edit ", "bash "):
         assert f"{kind}: tool alone" in result.stdout
     assert result.stdout.count("ratio ") == 3
+
+
+def test_capture_bench_runs_and_reports_a_ratio() -> None:
+    result = run_bench("capture.py", "--samples", "300", "--rounds", "1", "--index")
+    for label in ("", " (rapid switching)"):
+        assert f"tracker{label}: " in result.stdout and " samples/s " in result.stdout
+        assert f"pipeline{label}: " in result.stdout and "ms CPU per simulated hour (" in result.stdout
+        assert f"replay alone{label}: " in result.stdout and f"floor{label}: " in result.stdout
+    assert result.stdout.count("ratio pipeline/floor: ") == 2
+    assert result.stdout.count("core share at 1 sample/s: ") == 2
+    assert "pipeline with indexing: " in result.stdout and "hour texts embedded" in result.stdout
