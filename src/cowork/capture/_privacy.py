@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
@@ -39,22 +40,26 @@ BUILTIN_TITLES: Final = (
 """Private browser windows (Firefox, Chrome and Chromium, Edge, Brave, Tor Browser) by their titles, any case."""
 
 
+def _one_regex(patterns: Iterable[str]) -> re.Pattern[str]:
+    """Every glob pattern as one anchored alternation, any case: one match per name instead of one per pattern
+    (the exclusion check was two thirds of the tracker's time per sample with 30 patterns, bench/capture.py)."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns) or "(?!)", re.IGNORECASE | re.DOTALL)
+
+
 @dataclass(frozen=True, slots=True)
 class Exclusions:
     apps: tuple[str, ...]
     titles: tuple[str, ...]
+    _apps: re.Pattern[str]
+    _titles: re.Pattern[str]
 
     @classmethod
     def of(cls, apps: Iterable[str], titles: Iterable[str]) -> Exclusions:
-        """The built-in patterns and these, lower-cased once."""
-        return cls(
-            tuple(p.lower() for p in (*BUILTIN_APPS, *apps)),
-            tuple(p.lower() for p in (*BUILTIN_TITLES, *titles)),
-        )
+        """The built-in patterns and these."""
+        app_patterns, title_patterns = (*BUILTIN_APPS, *apps), (*BUILTIN_TITLES, *titles)
+        return cls(app_patterns, title_patterns, _one_regex(app_patterns), _one_regex(title_patterns))
 
     def excludes(self, window: Window) -> bool:
-        names = [window.app.lower()] + ([window.process.lower()] if window.process else [])
-        if any(fnmatch.fnmatchcase(name, pattern) for name in names for pattern in self.apps):
+        if self._apps.match(window.app) or (window.process and self._apps.match(window.process)):
             return True
-        title = window.title.lower()
-        return any(fnmatch.fnmatchcase(title, pattern) for pattern in self.titles)
+        return self._titles.match(window.title) is not None

@@ -246,12 +246,17 @@ class CaptureService:
 
     # ---- the activity index --------------------------------------------------------------------------------------
 
-    async def index_dirty(self) -> int:
-        """Index the hours whose activity changed since they were last indexed; how many were embedded."""
+    async def index_dirty(self, *, current: bool = True) -> int:
+        """Index the hours whose activity changed since they were last indexed; how many were embedded.
+
+        Without `current`, the hour under way waits until it is over (or a search needs it): it changes with every
+        flush, and embedding it every few minutes cost 5-50 times capture itself (bench/capture.py)."""
         if self._retrieval is None:
             return 0
         async with self._lock:
-            hours, self._dirty = sorted(self._dirty), set()
+            now = self._clock()
+            due = {h for h in self._dirty if current or h + timedelta(hours=1) <= now}
+            hours, self._dirty = sorted(due), self._dirty - due
             done = 0
             for hour in hours:
                 done += await self._index_hour(hour)
@@ -281,7 +286,7 @@ class CaptureService:
         while True:
             await asyncio.sleep(INDEX_EVERY_S)
             try:
-                await self.index_dirty()
+                await self.index_dirty(current=False)
             except Exception:
                 log.warning("indexing captured activity failed; it is tried again later", exc_info=True)
 

@@ -58,9 +58,10 @@ def put_many(conn: Connection, spans: list[ActivitySpanRow]) -> None:
                 for s in fresh
             ],
         )
-    for span in spans:
-        if span.id in known:
-            conn.execute(t.update().where(t.c.id == span.id).values(ended_at=span.ended_at))
+    moved = [{"span_id": s.id, "span_end": s.ended_at} for s in spans if s.id in known]
+    if moved:  # one statement for all of them (executemany), not one per span
+        update = t.update().where(t.c.id == sa.bindparam("span_id")).values(ended_at=sa.bindparam("span_end"))
+        conn.execute(update, moved)
 
 
 def in_range(
