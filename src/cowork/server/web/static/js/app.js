@@ -2,6 +2,7 @@
 
 import { commandMenu, isCommand, runCommand } from "./commands.js";
 import { SessionView } from "./chat.js";
+import { CaptureIndicator, ContextView } from "./context.js";
 import { append, clear, h, money, shortTime, toast } from "./dom.js";
 import { DocumentsView, MemoryView } from "./library.js";
 import { McpView, ModelsView, UsageView } from "./panels.js";
@@ -23,6 +24,7 @@ class App {
     this.usage = new UsageView(this);
     this.documents = new DocumentsView(this);
     this.memory = new MemoryView(this);
+    this.context = new ContextView(this);
     this.rpc.addEventListener("state", (e) => this.onState(e.detail));
     this.rpc.addEventListener("notification", (e) => this.onNotification(e.detail));
   }
@@ -49,14 +51,15 @@ class App {
     this.statusEl = h("span", { class: "conn", "data-testid": "connection", dataset: { state: "connecting" } }, "connecting…");
     this.tabs = {};
     const nav = h("nav", { class: "tabs", "aria-label": "Views" });
-    for (const [id, label] of [["chat", "Chat"], ["documents", "Documents"], ["memory", "Memory"], ["models", "Models"], ["mcp", "MCP"], ["usage", "Usage"]]) {
+    for (const [id, label] of [["chat", "Chat"], ["documents", "Documents"], ["memory", "Memory"], ["context", "Context"], ["models", "Models"], ["mcp", "MCP"], ["usage", "Usage"]]) {
       const tab = h("button", { class: "tab", "data-testid": `tab-${id}`, onclick: () => this.show(id) }, label);
       this.tabs[id] = tab;
       nav.append(tab);
     }
     this.workspaceEl = h("span", { class: "workspace" });
     this.healthEl = h("button", { class: "badge warn health", "data-testid": "health", hidden: true, onclick: () => this.explainHealth() });
-    const header = h("header", { class: "top" }, h("span", { class: "brand" }, "Cowork"), nav, this.workspaceEl, this.healthEl, this.statusEl);
+    this.indicator = new CaptureIndicator(() => this.show("context"));
+    const header = h("header", { class: "top" }, h("span", { class: "brand" }, "Cowork"), nav, this.workspaceEl, this.indicator.el, this.healthEl, this.statusEl);
 
     this.search = h("input", { type: "search", placeholder: "Search sessions", "aria-label": "Search sessions", "data-testid": "session-search" });
     this.search.addEventListener("input", () => {
@@ -97,7 +100,7 @@ class App {
     this.panelView.hidden = view === "chat";
     if (view === "chat") return;
     clear(this.panelView);
-    const panel = { documents: this.documents, memory: this.memory, models: this.models, mcp: this.mcp, usage: this.usage }[view];
+    const panel = { documents: this.documents, memory: this.memory, context: this.context, models: this.models, mcp: this.mcp, usage: this.usage }[view];
     this.panelView.append(panel.el);
     if (this.rpc.state === "open") panel.load();
     else this.panelStale = true; // loaded once connected
@@ -141,6 +144,7 @@ class App {
       for (const note of notes) toast(note, "warning", 20000);
     }
     this.refreshHealth();
+    this.refreshCapture();
     await this.refreshSessions();
     if (this.current) {
       await this.subscribe(this.current); // after a reconnect: only what we missed
@@ -166,6 +170,8 @@ class App {
       this.mcp.onInstall(params);
     } else if (method === "ingest/progress") {
       this.documents.onProgress(params);
+    } else if (method === "capture/status") {
+      this.onCaptureStatus(params);
     }
   }
 
@@ -188,6 +194,26 @@ class App {
 
   explainHealth() {
     for (const s of this.degraded || []) toast(`${s.name}: ${s.reason || "degraded"}`, "warning", 20000);
+  }
+
+  // ---- activity capture: the indicator in the header and the Context view follow `capture/status` ---------------
+
+  async refreshCapture() {
+    if (this.rpc.state !== "open") return;
+    if (!this.methods().has("capture/status")) {
+      this.indicator.update(null); // an older server: no capture, no indicator
+      return;
+    }
+    try {
+      this.onCaptureStatus(await this.rpc.call("capture/status", {}));
+    } catch (err) {
+      // Disconnected meanwhile: asked again once connected.
+    }
+  }
+
+  onCaptureStatus(status) {
+    this.indicator.update(status);
+    this.context.onStatus(status);
   }
 
   // ---- sessions ------------------------------------------------------------------------------------------------
