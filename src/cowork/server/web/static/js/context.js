@@ -117,7 +117,12 @@ export class ContextView {
   build() {
     this.stateEl = h("p", { class: "capture-state", "data-testid": "capture-state" });
     this.deepEl = h("p", { class: "capture-deep", "data-testid": "capture-deep-work", hidden: true });
-    this.pauseRow = h("div", { class: "row", "data-testid": "capture-pause-row" });
+    // Made once and shown or hidden: a status arriving while one has focus must not take the focus away.
+    this.resumeButton = h("button", { class: "primary", "data-testid": "capture-resume", hidden: true,
+      onclick: () => this.configure({ paused: false }, this.pauseError) }, "Resume");
+    this.pauseButtons = PAUSES.map(([minutes, label]) => h("button", { "data-testid": `capture-pause-${minutes || "indefinitely"}`, hidden: true,
+      onclick: () => this.configure(minutes ? { paused: true, pauseMinutes: minutes } : { paused: true }, this.pauseError) }, label));
+    this.pauseRow = h("div", { class: "row", "data-testid": "capture-pause-row" }, this.resumeButton, this.pauseButtons);
     this.pauseError = h("p", { class: "error", "data-testid": "capture-pause-error", hidden: true });
 
     this.dayInput = h("input", { type: "date", "aria-label": "Day", "data-testid": "day-input" });
@@ -142,6 +147,7 @@ export class ContextView {
 
     this.controlError = h("p", { class: "error", "data-testid": "capture-error", hidden: true });
     this.streamsEl = h("div", { class: "streams", "data-testid": "capture-streams" });
+    this.streamRows = new Map();
     this.appList = this.patternEditor("app", "excludeApps", "Applications", "e.g. keepassxc or *bank*");
     this.titleList = this.patternEditor("title", "excludeTitles", "Window titles", "e.g. *salary* or *Private*");
     this.builtinEl = h("div", { class: "chips", "data-testid": "builtin-exclusions" });
@@ -188,6 +194,8 @@ export class ContextView {
     const el = h("div", { class: "pattern-group" }, h("span", { class: "pattern-label" }, label), chips,
       h("div", { class: "row" }, input, h("button", { "data-testid": `exclude-${kind}-add`, onclick: add }, "Add")));
     const render = (patterns) => {
+      if (chips.dataset.shown === JSON.stringify(patterns)) return; // unchanged: keep the focus where it is
+      chips.dataset.shown = JSON.stringify(patterns);
       clear(chips);
       if (!patterns.length) chips.append(h("span", { class: "muted" }, "none"));
       for (const pattern of patterns) {
@@ -215,10 +223,11 @@ export class ContextView {
   // ---- status: the state line, pausing, the controls ---------------------------------------------------------------
 
   onStatus(status) {
+    const changed = JSON.stringify(status) !== JSON.stringify(this.status);
     this.status = status;
     if (!this.main.isConnected) return;
     this.renderStatus();
-    this.scheduleRefresh();
+    if (changed) this.scheduleRefresh(); // a window change, consent to focus detection, a pause: the day may differ
   }
 
   renderStatus() {
@@ -236,36 +245,47 @@ export class ContextView {
     this.deepEl.hidden = !s.deepWork;
     this.deepEl.textContent = s.deepWork ? `Deep work in ${s.focusApp || "one application"}${s.focusSince ? ` since ${clock(s.focusSince)}` : ""}` : "";
 
-    clear(this.pauseRow);
-    if (s.state === "paused") {
-      this.pauseRow.append(h("button", { class: "primary", "data-testid": "capture-resume", onclick: () => this.configure({ paused: false }, this.pauseError) }, "Resume"));
-    } else if (s.state !== "off") {
-      for (const [minutes, label] of PAUSES) {
-        this.pauseRow.append(h("button", { "data-testid": `capture-pause-${minutes || "indefinitely"}`,
-          onclick: () => this.configure(minutes ? { paused: true, pauseMinutes: minutes } : { paused: true }, this.pauseError) }, label));
-      }
-    }
+    this.resumeButton.hidden = s.state !== "paused";
+    for (const button of this.pauseButtons) button.hidden = s.state === "paused" || s.state === "off";
 
-    clear(this.streamsEl);
-    for (const stream of s.streams) {
-      const locked = !stream.available && !stream.enabled; // it could not be turned on here
-      const toggle = h("input", { type: "checkbox", role: "switch", "data-testid": "stream-toggle", disabled: locked,
-        "aria-describedby": `stream-about-${stream.stream}` });
-      toggle.checked = stream.enabled;
-      toggle.addEventListener("change", async () => {
-        if (!(await this.configure({ streams: { [stream.stream]: toggle.checked } }))) toggle.checked = stream.enabled;
-      });
-      this.streamsEl.append(h("div", { class: `stream${locked ? " locked" : ""}`, "data-testid": "stream", dataset: { stream: stream.stream, enabled: String(stream.enabled) } },
-        h("label", { class: "stream-head" }, toggle, h("span", { class: "stream-name" }, stream.stream)),
-        h("div", { class: "stream-about", id: `stream-about-${stream.stream}` },
-          h("span", {}, stream.description),
-          stream.note ? h("span", { class: "stream-note", "data-testid": "stream-note" }, stream.note) : null)));
-    }
+    for (const stream of s.streams) this.streamRow(stream).update(stream);
     this.appList.render(s.excludeApps);
     this.titleList.render(s.excludeTitles);
-    clear(this.builtinEl);
-    for (const pattern of s.builtinExclusions) this.builtinEl.append(h("span", { class: "chip builtin" }, pattern));
+    if (this.builtinEl.dataset.shown !== JSON.stringify(s.builtinExclusions)) {
+      this.builtinEl.dataset.shown = JSON.stringify(s.builtinExclusions);
+      clear(this.builtinEl);
+      for (const pattern of s.builtinExclusions) this.builtinEl.append(h("span", { class: "chip builtin" }, pattern));
+    }
     if (document.activeElement !== this.retention) this.retention.value = String(s.retentionDays);
+  }
+
+  // A stream's row, made the first time the stream is seen and updated in place after.
+  streamRow(info) {
+    const known = this.streamRows.get(info.stream);
+    if (known) return known;
+    const name = info.stream;
+    const toggle = h("input", { type: "checkbox", role: "switch", "data-testid": "stream-toggle", "aria-describedby": `stream-about-${name}` });
+    const description = h("span", {});
+    const note = h("span", { class: "stream-note", "data-testid": "stream-note" });
+    const el = h("div", { class: "stream", "data-testid": "stream", dataset: { stream: name } },
+      h("label", { class: "stream-head" }, toggle, h("span", { class: "stream-name" }, name)),
+      h("div", { class: "stream-about", id: `stream-about-${name}` }, description, note));
+    toggle.addEventListener("change", () => this.configure({ streams: { [name]: toggle.checked } }));
+    const row = {
+      update: (stream) => {
+        const locked = !stream.available && !stream.enabled; // it could not be turned on here
+        el.classList.toggle("locked", locked);
+        el.dataset.enabled = String(stream.enabled);
+        toggle.checked = stream.enabled;
+        toggle.disabled = locked;
+        description.textContent = stream.description;
+        note.textContent = stream.note || "";
+        note.hidden = !stream.note;
+      },
+    };
+    this.streamRows.set(name, row);
+    this.streamsEl.append(el);
+    return row;
   }
 
   // One change to the settings; the server's refusal is shown beside the controls and nothing changes. True when
@@ -324,6 +344,7 @@ export class ContextView {
 
   async loadDay() {
     const load = ++this.loads;
+    this.lastLoad = Date.now();
     const { start, end } = this.range();
     let result;
     try {
@@ -338,7 +359,6 @@ export class ContextView {
     }
     if (load !== this.loads) return;
     this.result = result;
-    this.lastLoad = Date.now();
     this.renderTimeline();
     this.renderSpans();
   }
