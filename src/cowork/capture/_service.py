@@ -329,12 +329,11 @@ class CaptureService:
             state, reason = "unavailable", self._reason
         else:
             state = "capturing"
-        window_source = self._source_name is not None or self._thread is not None
         streams = [
             CaptureStreamInfo(
                 stream=name,
                 enabled=settings.streams.get(name, False),
-                available=spec.not_built is None and (window_source or state != "unavailable"),
+                available=spec.not_built is None,  # consent can be given (a source may come later)
                 description=spec.description,
                 note=spec.not_built or (self._reason if state == "unavailable" else None),
             )
@@ -467,4 +466,5 @@ class CaptureService:
         self._mark(since, until)
         if self._retrieval is not None:
             await self.index_dirty()
+        self._announce(force=True)  # every client's view of what was captured is stale now
         return touched

@@ -44,7 +44,10 @@ _PATTERN = Field(min_length=1, max_length=200)
 class CaptureStreamInfo(WireModel):
     stream: CaptureStream
     enabled: bool = Field(description="The user's consent: this stream may be captured.")
-    available: bool = Field(description="This build can capture it on this machine.")
+    available: bool = Field(
+        description="This build can capture the stream, so consent can be given (whether a source runs here now is "
+        "the status's `state`; `note` says why not)."
+    )
     description: str = Field(description="What the stream records.")
     note: str | None = Field(default=None, description="Why it is not available, when it is not.")
 
