@@ -4,11 +4,16 @@
 #   git: checkpoints snapshot a folder with it before and after a shell command (cowork.sessions._shadow)
 #   libreoffice (headless Calc and Impress): recalculating a spreadsheet's formulas and drawing slides for previews
 #   python3.11-doc: the Python documentation's HTML, the real corpus bench/retrieval.py measures retrieval on
+#   xvfb, openbox (an EWMH window manager), xdotool: the X11 capture source is tested against a real X server, window
+#     manager and real windows (cowork.testing.xdisplay)
 need=()
 command -v git >/dev/null 2>&1 || need+=(git)
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 [ -d /usr/share/doc/python3.11/html ] || need+=(python3.11-doc)
+command -v Xvfb >/dev/null 2>&1 || need+=(xvfb)
+command -v xdotool >/dev/null 2>&1 || need+=(xdotool)
+command -v openbox >/dev/null 2>&1 || need+=(openbox)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "== installing ${need[*]} (apt)"
