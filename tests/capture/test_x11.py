@@ -103,10 +103,15 @@ def test_titles_round_trip_in_utf8_and_fall_back_to_wm_name(xdisplay: str, sourc
     assert source.active_window() == Window(app="Legacy", title="Café crème", pid=PID, process=COMM)
 
 
-def test_wait_wakes_on_activation_and_on_the_active_windows_title(xdisplay: str, source: X11Source, windows) -> None:
+def test_wait_wakes_on_activation_and_on_the_active_windows_title(
+    xdisplay: str, windows, request: pytest.FixtureRequest
+) -> None:
     first = windows(xdisplay, "First", "one")
     second = windows(xdisplay, "Second", "two")
     first.activate()
+    source = X11Source(xdisplay)
+    source.open()
+    request.addfinalizer(source.close)
     settle(source)
     assert source.wait(0.3) is False
 
@@ -193,6 +198,7 @@ def test_a_stale_active_window_reads_as_none(bare: str, windows) -> None:
     finally:
         source.close()
         root.delete_property(active)
+        conn.sync()  # python-xlib's close() does not always send what is still buffered
         conn.close()
 
 

@@ -115,15 +115,10 @@ class X11Source:
         with self._lock:
             display = self._connected()
             try:
-                # A window can vanish between reading its id and its properties: ask once more, then give up.
-                for _attempt in range(2):
-                    wid = self._active_id(display)
-                    if not wid:
-                        return None
-                    with suppress(XError):
-                        return self._describe(display, wid)
-                return None
+                wid = self._active_id(display)
+                return self._describe(display, wid) if wid else None
             except XError:
+                # The window vanished between reading its id and its properties: no window, until the next call.
                 return None
             except _LOST as exc:
                 raise self._lost() from exc
@@ -216,6 +211,9 @@ class X11Source:
             display.create_resource_object("window", self._watched).change_attributes(event_mask=X.NoEventMask)
         if wid:
             display.create_resource_object("window", wid).change_attributes(event_mask=X.PropertyChangeMask)
+        # Sent now, not with the next request: window ids are reused, and a selection sent late can land on a new
+        # window that took the id of the one meant.
+        display.flush()
         self._watched = wid
 
     def _active_id(self, display: Display) -> int:

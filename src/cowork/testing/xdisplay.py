@@ -13,6 +13,7 @@ import contextlib
 import os
 import select
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -98,6 +99,11 @@ class XDisplay:
                 stop_tree(proc.pid, grace=2.0)
             if proc is not None:
                 proc.wait()
+        if self._xvfb is not None and self._xvfb.returncode == -signal.SIGKILL:
+            # A killed server leaves its socket behind, and later runs would skip that display number forever.
+            number = self.display.removeprefix(":")
+            Path(f"/tmp/.X11-unix/X{number}").unlink(missing_ok=True)
+            Path(f"/tmp/.X{number}-lock").unlink(missing_ok=True)
         self._wm = self._xvfb = None
         if self._home is not None:
             self._home.cleanup()
@@ -108,10 +114,23 @@ class XDisplay:
         for number in range(_FIRST_DISPLAY, _FIRST_DISPLAY + _TRIES):
             if Path(f"/tmp/.X11-unix/X{number}").exists() or Path(f"/tmp/.X{number}-lock").exists():
                 continue
+            # -noreset: without it the server starts afresh whenever its last client leaves (a display without a
+            # window manager between two tests), dropping root properties and any connection being made meanwhile.
             # -displayfd: Xvfb writes the number once it accepts connections, or exits when :N is taken after all
             # (another test run got there between our look and its bind); then we try the next one.
             read, write = os.pipe()
-            command = ["Xvfb", f":{number}", "-displayfd", str(write), "-screen", "0", _SCREEN, "-nolisten", "tcp"]
+            command = [
+                "Xvfb",
+                f":{number}",
+                "-displayfd",
+                str(write),
+                "-screen",
+                "0",
+                _SCREEN,
+                "-nolisten",
+                "tcp",
+                "-noreset",
+            ]
             command += [arg for name in self._disable for arg in ("-extension", name)]
             with log.open("ab") as out:
                 proc = subprocess.Popen(command, pass_fds=[write], stdout=out, stderr=out, preexec_fn=die_with_parent())
