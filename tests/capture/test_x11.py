@@ -94,6 +94,12 @@ def test_the_instance_names_the_app_when_the_class_is_empty(xdisplay: str, sourc
     assert source.active_window() == Window(app="gimp", title="untitled", pid=PID, process=COMM)
 
 
+def test_a_window_from_another_host_has_no_local_process(xdisplay: str, source: X11Source, windows) -> None:
+    # Its pid is a process on that host: naming whatever runs under the same number here would be wrong.
+    windows(xdisplay, "Remote", "over ssh", machine="elsewhere.example").activate()
+    assert source.active_window() == Window(app="Remote", title="over ssh", pid=PID, process=None)
+
+
 def test_titles_round_trip_in_utf8_and_fall_back_to_wm_name(xdisplay: str, source: X11Source, windows) -> None:
     title = "Résumé — naïve 日本"
     windows(xdisplay, "Writer", title).activate()

@@ -186,7 +186,9 @@ class TestWindow:
 
     __test__ = False  # a helper, not a test class for pytest to collect
 
-    def __init__(self, display: str, app: str, title: str, *, instance: str | None, ewmh_title: bool) -> None:
+    def __init__(
+        self, display: str, app: str, title: str, *, instance: str | None, ewmh_title: bool, machine: str | None
+    ) -> None:
         self.display = display
         self._conn = Display(display)
         screen = self._conn.screen()
@@ -196,7 +198,8 @@ class TestWindow:
         self._window.set_wm_class(instance if instance is not None else app.lower(), app)
         self.set_title(title)
         self._window.change_property(self._atom("_NET_WM_PID"), Xatom.CARDINAL, 32, [os.getpid()])
-        self._window.change_property(Xatom.WM_CLIENT_MACHINE, Xatom.STRING, 8, socket.gethostname().encode())
+        host = machine if machine is not None else socket.gethostname()
+        self._window.change_property(Xatom.WM_CLIENT_MACHINE, Xatom.STRING, 8, host.encode())
         self._window.map()
         self._conn.flush()
         try:
@@ -272,13 +275,20 @@ class TestWindow:
 
 
 def open_window(
-    display: str, app: str, title: str, *, instance: str | None = None, ewmh_title: bool = True
+    display: str,
+    app: str,
+    title: str,
+    *,
+    instance: str | None = None,
+    ewmh_title: bool = True,
+    machine: str | None = None,
 ) -> TestWindow:
     """A mapped, managed top-level window of `app` (WM_CLASS class; instance `app.lower()` unless given).
 
-    Its `_NET_WM_PID` is this process. With `ewmh_title=False` it has only WM_NAME, like an old X application.
+    Its `_NET_WM_PID` is this process, on this host (WM_CLIENT_MACHINE) unless `machine` names another, as a client
+    over `ssh -X` would. With `ewmh_title=False` it has only WM_NAME, like an old X application.
     """
-    return TestWindow(display, app, title, instance=instance, ewmh_title=ewmh_title)
+    return TestWindow(display, app, title, instance=instance, ewmh_title=ewmh_title, machine=machine)
 
 
 def touch_input(display: str) -> None:
