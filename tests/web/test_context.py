@@ -21,6 +21,7 @@ from playwright.async_api import Browser, BrowserContext, Page, expect
 from cowork.store import Database
 from cowork.store.repos import activity
 from cowork.store.repos.activity import ActivitySpanRow
+from cowork.testing import xdisplay
 from cowork.testing.client import EventClient
 from cowork.testing.mockllm import MockLLMServer
 from cowork.testing.server import ServerProcess, provider_env
@@ -385,3 +386,60 @@ async def test_what_capture_records_now_is_shown_as_text(
     await expect(toggle).to_be_focused()
     await expect(page.get_by_test_id("exclude-app-input")).to_have_value("half-typ")
     assert page.errors == []  # type: ignore[attr-defined]
+
+
+async def test_the_indicator_follows_a_real_display(
+    zoned: BrowserContext, tmp_path: Path, workspace: Path, mock_llm: MockLLMServer
+) -> None:
+    """A server capturing an X display (Xvfb and openbox) with a real window: the indicator, the "now" line, the
+    timeline following a title change, and pausing from the view."""
+    if (reason := xdisplay.available()) is not None:
+        pytest.skip(reason)
+    with xdisplay.XDisplay() as x:
+        window = xdisplay.open_window(x.display, "Firefox", "Pull request #12 — Mozilla Firefox")
+        try:
+            window.activate()
+            # tests/conftest.py removes DISPLAY from this process; the server is given the test display explicitly.
+            env = provider_env("openai", mock_llm.openai_base_url) | {
+                "COWORK_CAPTURE__INDEX": "false",
+                "COWORK_CAPTURE__POLL_SECONDS": "0.5",
+                "COWORK_CAPTURE__MIN_SPAN_SECONDS": "0",  # the first title lasts as long as the page takes to open
+                "DISPLAY": x.display,
+            }
+            server = ServerProcess(tmp_path / "home", workspace, env=env).start()
+            try:
+                page = await open_ui(zoned, server)
+                indicator = page.get_by_test_id("capture-indicator")
+                await expect(indicator).to_have_attribute("data-state", "capturing")
+                await expect(indicator).to_have_text("Capturing")
+                await expect(indicator).to_have_attribute(
+                    "title", "Capturing: Firefox — Pull request #12 — Mozilla Firefox (open Context)"
+                )
+                await indicator.click()
+                state = page.get_by_test_id("capture-state")
+                await expect(state).to_have_text(
+                    re.compile(
+                        r"^Capturing via x11 — now: Firefox — Pull request #12 — Mozilla Firefox \(since \d\d:\d\d\)$"
+                    )
+                )
+
+                # A new title: the indicator follows, and the timeline shows the window recorded so far.
+                window.set_title("Review — Mozilla Firefox")
+                await expect(indicator).to_have_attribute(
+                    "title", "Capturing: Firefox — Review — Mozilla Firefox (open Context)"
+                )
+                await expect(state).to_contain_text("now: Firefox — Review — Mozilla Firefox")
+                await expect(page.get_by_test_id("timeline-app")).to_have_text(["Firefox"])
+                await expect(page.get_by_test_id("span-title").last).to_have_text("Pull request #12 — Mozilla Firefox")
+
+                await page.get_by_test_id("capture-pause-indefinitely").click()
+                await expect(indicator).to_have_attribute("data-state", "paused")
+                await expect(indicator).to_have_text("Paused")
+                await expect(state).to_have_text("Paused until you resume")
+                await page.get_by_test_id("capture-resume").click()
+                await expect(indicator).to_have_attribute("data-state", "capturing")
+                assert page.errors == []  # type: ignore[attr-defined]
+            finally:
+                server.stop()
+        finally:
+            window.close()
