@@ -26,6 +26,7 @@ CORE_PACKAGES = [
     "usage",
     "routing",
     "mcp",
+    "capture",
     "machines",
 ]
 TRANSPORT = {"starlette", "uvicorn", "websockets", "wsproto", "cowork.server", "cowork.clients"}

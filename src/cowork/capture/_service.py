@@ -209,9 +209,9 @@ class CaptureService:
 
     async def flush(self) -> int:
         """Write the buffered spans and the open one; how many rows were written."""
-        current = self._tracker.current
-        if current is not None and current.written:
-            self._buffer[current.id] = current.row()
+        snapshot = self._tracker.snapshot(self._clock()) if self._thread is not None else None
+        if snapshot is not None:
+            self._buffer[snapshot.id] = snapshot
         if not self._buffer:
             return 0
         spans, self._buffer = list(self._buffer.values()), {}

@@ -112,6 +112,16 @@ class Tracker:
         self._end_focus()
         return Observation(tuple(spans), changed=self._changed(now))
 
+    def snapshot(self, now: datetime) -> ActivitySpanRow | None:
+        """The open span as it stands at `now` (the window is still in front as far as the last sample knows), for
+        a flush: None while it is shorter than the minimum."""
+        current = self.current
+        if current is None or not self._long_enough(current, now):
+            return None
+        current.written = True
+        current.last_seen = max(current.last_seen, now)
+        return current.row()
+
     def restart(self, now: datetime) -> None:
         """Forget the open span's past (it was deleted): the same window goes on as a new span from `now`."""
         if self.current is not None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal, assert_never
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory
 from pydantic import ValidationError
 from rich.console import Console
@@ -191,6 +192,16 @@ class Repl:
         line = capture_toolbar(self.capture)
         if line is not None:
             self.console.print(Text(line.strip(), style="red" if self.capture.get("capturing") else "yellow"))
+
+    def prompt_message(self) -> FormattedText:
+        """`› `, led by a red ● while activity capture records and a yellow ‖ while it is paused: an indicator every
+        terminal shows (the line under the prompt needs one that reports the cursor position)."""
+        status = self.capture or {}
+        if status.get("capturing"):
+            return FormattedText([("ansired bold", "● "), ("", "› ")])
+        if status.get("state") == "paused":
+            return FormattedText([("ansiyellow", "‖ "), ("", "› ")])
+        return FormattedText([("", "› ")])
 
     def _refresh_toolbar(self) -> None:
         """Show the indicator line under the prompt only while there is something to show (no empty bar)."""
@@ -1030,7 +1041,7 @@ async def _main_loop(repl: Repl) -> int:
         armed = False  # the previous key was Ctrl-C (at the prompt, or cancelling a turn): one more exits
         while True:
             try:
-                line = await prompt.prompt_async("› ", default=repl.prefill or "")
+                line = await prompt.prompt_async(repl.prompt_message, default=repl.prefill or "")
                 repl.prefill = None
             except KeyboardInterrupt:
                 if armed:
