@@ -190,3 +190,22 @@ async def test_an_answers_sources_go_under_it_numbered_across_its_operation_each
         ]
         sources = [child for child in chat.children if child.has_class("sources")]
         assert len(sources) == 2 and all(child.has_class("note") for child in sources)
+
+
+async def test_the_usage_bar_shows_capture_while_it_records_and_while_paused() -> None:
+    """`capture/status` notifications (as the server sends them) drive the REC indicator; off shows nothing."""
+    app = CoworkApp()
+    async with app.run_test(size=(120, 36)) as pilot:
+        bar = app.query_one(UsageBar)
+        assert "REC" not in str(bar.render())
+        capturing = {"state": "capturing", "capturing": True, "current": {"app": "Fire\x1bfox", "title": "t"}}
+        app._on_notification("capture/status", capturing)
+        await pilot.pause()
+        shown = str(bar.render())
+        assert "● REC" in shown and "Fire\\x1bfox" in shown  # the application, its control characters made visible
+        app._on_notification("capture/status", {"state": "paused", "capturing": False})
+        await pilot.pause()
+        assert "capture paused" in str(bar.render()) and "REC" not in str(bar.render())
+        app._on_notification("capture/status", {"state": "off", "capturing": False})
+        await pilot.pause()
+        assert "REC" not in str(bar.render()) and "paused" not in str(bar.render())
