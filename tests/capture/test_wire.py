@@ -133,7 +133,7 @@ async def test_the_agent_reads_captured_activity_with_the_activity_tool(
     assert await client.wait_turn_end(started["operationId"]) == "done"
     result = mock_llm.requests[1].last_tool_results[0]["content"]
     if START.astimezone().date() == NOW.astimezone().date():  # (run just after local midnight: nothing "today")
-        assert "Code: 25 min (2 window spans)" in result and "budget.py — cowork" in result
+        assert "Code: 25 min (2 windows)" in result and "budget.py — cowork" in result
         assert "Focus sessions:" in result
         # Window titles are other programs' text: inside the untrusted block, after its opening.
         opening = result.index('<untrusted_content source="captured activity"')

@@ -72,6 +72,8 @@ def _clock(moment: datetime) -> str:
 
 
 def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.0f} s"
     minutes = round(seconds / 60)
     if minutes >= 60:
         return f"{minutes // 60} h {minutes % 60:02d} min"
@@ -122,7 +124,10 @@ def render_activity(result: ContextQueryResult, note: str | None, since: datetim
     record = []
     if result.apps:
         record.append("Time per application:")
-        record += [f"- {a.app or 'unknown'}: {_duration(a.seconds)} ({a.spans} window spans)" for a in result.apps[:15]]
+        record += [
+            f"- {a.app or 'unknown'}: {_duration(a.seconds)} ({a.spans} window{'s' if a.spans != 1 else ''})"
+            for a in result.apps[:15]
+        ]
     if result.focus:
         record.append("Focus sessions:")
         record += [

@@ -158,7 +158,7 @@ export class ContextView {
     this.main = h("div", {},
       h("h2", {}, "Context"),
       h("p", { class: "muted" }, "What Cowork records of your work on this machine — the active window's application and title, "
-        + "with your consent per stream — and what it keeps of it. Nothing here leaves the machine."),
+        + "with your consent per stream — and what it keeps of it. It stays on this machine; only what the agent reads with its activity tool goes to the model you chose."),
       this.stateEl, this.deepEl, this.pauseRow, this.pauseError,
       h("h2", {}, "Timeline"),
       h("div", { class: "row day-row" }, dayNav, deletes),
