@@ -120,6 +120,8 @@ async def _capture(core: Core) -> Judgement:
     status = core.capture.status()
     if status.capturing:
         return _READY
+    if core.capture.failed and status.state == "unavailable":  # it ran, and its source went away
+        return "degraded", status.reason
     return "disabled", status.reason or "Not capturing."
 
 

@@ -173,7 +173,7 @@ async def test_a_source_that_goes_away_is_reported(rig: Rig) -> None:
     await wait_for(lambda: rig.service.status().state == "unavailable")
     status = rig.service.status()
     assert status.reason == "the X display :91 went away" and not status.capturing
-    assert rig.published[-1].state == "unavailable"
+    assert rig.published[-1].state == "unavailable" and rig.service.failed  # health: degraded
 
 
 async def test_query_totals_focus_and_filters(rig: Rig) -> None:

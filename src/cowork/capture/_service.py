@@ -86,6 +86,8 @@ class CaptureService:
         self._dirty: set[datetime] = set()
         self._source_name: str | None = None
         self._reason: str | None = None
+        self.failed = False
+        """A source that ran went away (the display died): `health` says degraded until one runs again."""
         self._thread: SamplerThread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -160,7 +162,7 @@ class CaptureService:
         if source is None:
             self._source_name, self._reason = None, reason
             return
-        self._source_name, self._reason = source.name, None
+        self._source_name, self._reason, self.failed = source.name, None, False
         assert self._loop is not None
         self._thread = SamplerThread(source, self._loop, self._sample, self._source_failed, self.config.poll_seconds)
         self._thread.start()
@@ -193,6 +195,7 @@ class CaptureService:
             return
         log.warning("activity capture stopped: %s", reason)
         self._thread = None
+        self.failed = True
         self._reason = reason
         self._take(self._tracker.close(self._clock()))
         self._announce(force=True)
