@@ -126,12 +126,14 @@ class CaptureService:
 
     async def stop(self) -> None:
         await self._stop_source()
-        for task in [*self._tasks, self._resume, self._retry, self._flushing]:
+        for task in [*self._tasks, self._resume, self._retry]:
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
         self._tasks = []
+        if self._flushing is not None:
+            await self._flushing  # a flush under way finishes (its spans left the buffer), then the last one runs
         try:
             await self.flush()
         except Exception:
