@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -160,8 +161,15 @@ def test_the_repl_shows_capture_while_it_records(
         child = spawn(workspace, env)
         child.expect("capturing activity")
         child.expect("● " + STYLE + PROMPT)  # every prompt is led by the indicator while capture records
-        child.send("/capture\r")
-        child.expect("now: Inkscape — logo.svg - Inkscape")
+        # The first look at the screen may come after the REPL is up: ask until the window is named.
+        for _ in range(40):
+            child.send("/capture\r")
+            if child.expect(["now: Inkscape — logo.svg - Inkscape", "kept for"]) == 0:
+                break
+            child.expect("● " + STYLE + PROMPT)
+            time.sleep(0.25)
+        else:
+            raise AssertionError("capture never named the window in front")
         child.send("/capture pause\r")
         child.expect("capture paused")
         child.expect("‖ " + STYLE + PROMPT)
