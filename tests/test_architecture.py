@@ -28,6 +28,7 @@ CORE_PACKAGES = [
     "mcp",
     "capture",
     "machines",
+    "automations",
 ]
 TRANSPORT = {"starlette", "uvicorn", "websockets", "wsproto", "cowork.server", "cowork.clients"}
 CLIENT_ALLOWED = {"cowork.protocol", "cowork.clients", "rich", "prompt_toolkit", "websockets", "textual", "pydantic"}
