@@ -29,6 +29,7 @@ CORE_PACKAGES = [
     "capture",
     "machines",
     "automations",
+    "notify",
 ]
 TRANSPORT = {"starlette", "uvicorn", "websockets", "wsproto", "cowork.server", "cowork.clients"}
 CLIENT_ALLOWED = {"cowork.protocol", "cowork.clients", "rich", "prompt_toolkit", "websockets", "textual", "pydantic"}
