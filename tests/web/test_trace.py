@@ -185,6 +185,7 @@ async def test_the_trace_button_and_slash_trace_show_the_turns_waterfall(
         await composer.press("Enter")
         await expect(dialog.get_by_test_id("trace")).to_have_attribute("data-trace-id", trace_id)
         await dialog.get_by_test_id("dialog-cancel").click()
+        await expect(dialog).to_have_count(0)  # closed (and no longer "opening"), as after the first one above
         await composer.fill("/trace op_nothing")
         await composer.press("Enter")
         await expect(
