@@ -31,7 +31,8 @@ def capture_toolbar(status: dict[str, Any] | None) -> str | None:
         return None
     if status.get("capturing"):
         current = status.get("current")
-        now = f": {clean(current['app'])} — {clean(current['title'])[:60]}" if current else ""
+        window = " ".join(f"{current['app']} — {current['title']}".split())[:80] if current else ""
+        now = f": {clean(window)}" if current else ""  # one line: a title may carry newlines
         deep = " · deep work" if status.get("deepWork") else ""
         return f" ● capturing activity{now}{deep}   (/capture to pause or change) "
     if status.get("state") == "paused":
