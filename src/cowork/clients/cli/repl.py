@@ -179,6 +179,9 @@ class Repl:
     capture: dict[str, Any] | None = None
     """Activity capture's status (`capture/status`), for the line under the prompt while it records."""
     prompt: PromptSession[str] | None = None
+    answered: set[str] = field(default_factory=set)
+    """Requests this REPL has answered: one asked both in `session/get`'s pending list and by its event (it came
+    while the turn was starting) is asked once."""
 
     async def load_capture(self, init: InitializeResult) -> None:
         """Capture's status now (then each `capture/status` notification keeps it): the indicator under the prompt,
@@ -435,6 +438,8 @@ class Repl:
 
         A dangerous call is red and only an explicit `y` approves it: Enter alone rejects.
         """
+        if request.request_id in self.answered:
+            return
         dangerous, allow = request.dangerous, request.session_allow
         arguments = request.arguments
         if request.preview:  # the diff says it better than the text arguments
@@ -468,13 +473,18 @@ class Repl:
                 "approval/respond",
                 ApprovalRespondParams(request_id=request.request_id, approved=approved, message=message, scope=scope),
             )
+            self.answered.add(request.request_id)
         except RpcError as exc:
             if exc.code != "already_resolved":  # another client answered first; nothing to say
                 print_error(self.console, exc.code, exc.message)
+            else:
+                self.answered.add(request.request_id)
 
     async def _answer(
         self, request_id: str, question: str, options: list[str], kind: str, view: TurnView, keys: KeyReader
     ) -> None:
+        if request_id in self.answered:
+            return
         with keys.paused(), view.paused():
             style = "yellow" if kind == "guardrail" else "cyan"
             body = Text(question + "\n")
@@ -493,9 +503,12 @@ class Repl:
             answer = options[int(answer) - 1]
         try:
             await self.rpc.call("ask/respond", AskRespondParams(request_id=request_id, answer=answer))
+            self.answered.add(request_id)
         except RpcError as exc:
             if exc.code != "already_resolved":
                 print_error(self.console, exc.code, exc.message)
+            else:
+                self.answered.add(request_id)
 
     async def ask_line(self, prompt: str) -> str:
         if not sys.stdin.isatty():
