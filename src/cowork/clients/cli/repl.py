@@ -179,7 +179,7 @@ class Repl:
     capture: dict[str, Any] | None = None
     """Activity capture's status (`capture/status`), for the line under the prompt while it records."""
     prompt: PromptSession[str] | None = None
-    answered: set[str] = field(default_factory=set)
+    answered: set[tuple[str, str]] = field(default_factory=set)
     """Requests this REPL has answered: one asked both in `session/get`'s pending list and by its event (it came
     while the turn was starting) is asked once."""
 
@@ -395,7 +395,10 @@ class Repl:
         for approval in got.pending.approvals:
             await self._approve(approval, view, keys)
         for question in got.pending.questions:
-            await self._answer(question.request_id, question.question, question.options, question.kind, view, keys)
+            await self._answer(
+                question.request_id, question.question, question.options, question.kind, view, keys,
+                operation_id=question.operation_id,
+            )  # fmt: skip
 
     async def _maybe_answer(self, event: ReceivedEvent, view: TurnView, keys: KeyReader) -> None:
         payload = event.payload
@@ -403,7 +406,10 @@ class Repl:
             case ApprovalRequested():
                 await self._approve(payload, view, keys)
             case Ask():
-                await self._answer(payload.request_id, payload.question, payload.options, payload.kind, view, keys)
+                await self._answer(
+                    payload.request_id, payload.question, payload.options, payload.kind, view, keys,
+                    operation_id=payload.operation_id,
+                )  # fmt: skip
             case (
                 UserMessage()
                 | OperationStatusChanged()
@@ -438,7 +444,8 @@ class Repl:
 
         A dangerous call is red and only an explicit `y` approves it: Enter alone rejects.
         """
-        if request.request_id in self.answered:
+        key = (request.operation_id, request.request_id)
+        if key in self.answered:
             return
         dangerous, allow = request.dangerous, request.session_allow
         arguments = request.arguments
@@ -473,17 +480,26 @@ class Repl:
                 "approval/respond",
                 ApprovalRespondParams(request_id=request.request_id, approved=approved, message=message, scope=scope),
             )
-            self.answered.add(request.request_id)
+            self.answered.add(key)
         except RpcError as exc:
             if exc.code != "already_resolved":  # another client answered first; nothing to say
                 print_error(self.console, exc.code, exc.message)
             else:
-                self.answered.add(request.request_id)
+                self.answered.add(key)
 
     async def _answer(
-        self, request_id: str, question: str, options: list[str], kind: str, view: TurnView, keys: KeyReader
+        self,
+        request_id: str,
+        question: str,
+        options: list[str],
+        kind: str,
+        view: TurnView,
+        keys: KeyReader,
+        *,
+        operation_id: str = "",
     ) -> None:
-        if request_id in self.answered:
+        key = (operation_id, request_id)
+        if key in self.answered:
             return
         with keys.paused(), view.paused():
             style = "yellow" if kind == "guardrail" else "cyan"
@@ -503,12 +519,12 @@ class Repl:
             answer = options[int(answer) - 1]
         try:
             await self.rpc.call("ask/respond", AskRespondParams(request_id=request_id, answer=answer))
-            self.answered.add(request_id)
+            self.answered.add(key)
         except RpcError as exc:
             if exc.code != "already_resolved":
                 print_error(self.console, exc.code, exc.message)
             else:
-                self.answered.add(request_id)
+                self.answered.add(key)
 
     async def ask_line(self, prompt: str) -> str:
         if not sys.stdin.isatty():
