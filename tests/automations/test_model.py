@@ -94,7 +94,7 @@ def test_python_code_may_use_field_names() -> None:
             flow([tool("a")], name="Has Spaces"),
             ["name: flow name 'Has Spaces' must be lower-case letters and digits, words joined by single - or _"],
         ),
-        (flow([tool("a")], name="x" * 101), ["name: String should have at most 100 characters"]),
+        (flow([tool("a")], name="x" * 59), ["name: String should have at most 58 characters"]),
         (flow([tool("a")], name=""), ["name: String should have at least 1 character"]),
         (flow([tool("a"), tool("a")]), ["steps[1] (a): the step id `a` is used twice"]),
         (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from functools import partial
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -35,6 +36,10 @@ def test_blank_database_migrates_to_head_and_matches_the_schema(tmp_path: Path) 
     assert diff == [], f"migrations and cowork.store._schema disagree: {diff}"
 
 
+def _drop(table: str, conn: sa.Connection) -> None:
+    conn.exec_driver_sql(f"DROP TABLE {table}")
+
+
 def test_head_constant_is_the_migrations_head() -> None:
     """`HEAD` lets a database already at the newest schema start without Alembic: a new migration must move it."""
     config = Config()
@@ -48,10 +53,13 @@ def test_a_database_at_head_is_not_migrated_again_and_an_older_one_is(tmp_path: 
     db.write_sync(lambda c: c.exec_driver_sql("UPDATE alembic_version SET version_num = '0014'"))
     db.write_sync(lambda c: c.exec_driver_sql("DROP TABLE rag_pins"))  # what 0015 creates
     db.write_sync(lambda c: c.exec_driver_sql("DROP TABLE activity_spans"))  # what 0016 creates
+    for table in ("automations", "automation_runs", "automation_run_steps", "notifications", "notification_responses"):
+        db.write_sync(partial(_drop, table))  # what 0017 creates
     assert db.current_revision() == "0014"
     assert db.migrate() == HEAD and db.current_revision() == HEAD
     assert db.read_sync(lambda c: sa.inspect(c).has_table("rag_pins"))
     assert db.read_sync(lambda c: sa.inspect(c).has_table("activity_spans"))
+    assert db.read_sync(lambda c: sa.inspect(c).has_table("automation_runs"))
     db.close()
 
 

@@ -25,6 +25,8 @@ from ._variables import Reference, references_in
 __all__ = ["MAX_STEPS", "Flow", "FlowInput", "FlowInputError"]
 
 MAX_STEPS = 100
+MAX_NAME = 58
+"""A flow is also a tool, `flow_<name>`, and tool names stop at 64 characters for every provider."""
 # Lower-case words joined by single - or _: usable in a file name, a URL and a tool name.
 _NAME = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*")
 
@@ -93,7 +95,7 @@ class Flow(FlowValue):
     `version` is the definition's revision: the store bumps it on every edit and a run records the one it ran.
     """
 
-    name: str = Field(min_length=1, max_length=100)
+    name: str = Field(min_length=1, max_length=MAX_NAME)
     description: str = Field(default="", max_length=2000)
     inputs: dict[str, FlowInput] = Field(default_factory=dict)
     trigger: Trigger = Field(default_factory=lambda: ManualTrigger(type="manual"))

@@ -4,6 +4,8 @@ Every JSON-RPC params/result model, every event payload, the error codes and the
 else. Clients import only this package (plus their transport and UI libraries).
 """
 
+from ._automations import *  # noqa: F403
+from ._automations import __all__ as _automations_all
 from ._base import Params, WireModel
 from ._capture import *  # noqa: F403
 from ._capture import __all__ as _capture_all
@@ -143,6 +145,7 @@ __all__ = [
     *_traces_all,
     *_retrieval_all,
     *_capture_all,
+    *_automations_all,
     *_memories_all,
     *_documents_all,
     *_mcp_all,

@@ -74,6 +74,10 @@ class ErrorCode(StrEnum):
     EMBEDDER_ERROR = "embedder_error"
     MEMORY_NOT_FOUND = "memory_not_found"
     PASSAGE_NOT_FOUND = "passage_not_found"
+    AUTOMATION_NOT_FOUND = "automation_not_found"
+    AUTOMATION_EXISTS = "automation_exists"
+    RUN_NOT_FOUND = "run_not_found"
+    NOTIFICATION_NOT_FOUND = "notification_not_found"
 
 
 class ErrorSource(StrEnum):

@@ -12,6 +12,24 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from ._automations import (
+    AutomationCreateParams,
+    AutomationDeleteResult,
+    AutomationIdParams,
+    AutomationInfo,
+    AutomationListResult,
+    AutomationRespondParams,
+    AutomationRunIdParams,
+    AutomationRunInfo,
+    AutomationRunParams,
+    AutomationRunsParams,
+    AutomationRunsResult,
+    AutomationUpdateParams,
+    NotificationInfo,
+    NotificationListParams,
+    NotificationListResult,
+    NotificationRespondParams,
+)
 from ._base import Count, OsText, Params, WireModel
 from ._capture import (
     CaptureConfigureParams,
@@ -166,7 +184,7 @@ __all__ = [
     "UnsubscribeResult",
 ]
 
-PROTOCOL_VERSION = 11
+PROTOCOL_VERSION = 12
 """Bumped on every change to the protocol. Changes are additive: old clients keep working."""
 
 _ID = Field(min_length=1, max_length=200)
@@ -1307,4 +1325,59 @@ NOTIFICATIONS["capture/status"] = (
     CaptureStatus,
     "Capture started, stopped, paused, changed window or consent, or entered or left deep work (server → every "
     "connection).",
+)
+
+# Automations and proactive notifications (see docs/automations.md).
+_NOT_FOUND = "automation_not_found"
+METHODS.update(
+    {
+        spec.name: spec
+        for spec in (
+            _spec("automation/list", EmptyParams, AutomationListResult,
+                  "Every saved automation, with its next fire time and last run."),
+            _spec("automation/get", AutomationIdParams, AutomationInfo,
+                  "One automation (by id or name), with its definition as an object and as a YAML file.", _NOT_FOUND),
+            _spec("automation/create", AutomationCreateParams, AutomationInfo,
+                  "Save a new automation from a definition or a flow file's text (YAML or TOML). A flow that does "
+                  "not validate is `invalid_params` with one line per problem, and nothing is saved.",
+                  "invalid_params", "automation_exists"),
+            _spec("automation/update", AutomationUpdateParams, AutomationInfo,
+                  "Replace an automation's definition; its version goes up by one (runs keep the version they ran).",
+                  "invalid_params", _NOT_FOUND, "automation_exists"),
+            _spec("automation/delete", AutomationIdParams, AutomationDeleteResult,
+                  "Delete an automation and its run history; a run in progress is cancelled first.", _NOT_FOUND),
+            _spec("automation/enable", AutomationIdParams, AutomationInfo,
+                  "Enable an automation: its trigger fires and the agent can call it as `flow_<name>`.", _NOT_FOUND),
+            _spec("automation/disable", AutomationIdParams, AutomationInfo,
+                  "Disable an automation: its trigger no longer fires and its tool is withdrawn.", _NOT_FOUND),
+            _spec("automation/run", AutomationRunParams, AutomationRunInfo,
+                  "Run an automation now with these inputs (enabled or not). Answers once the run is recorded; "
+                  "progress goes out as `automation/run`.", "invalid_params", _NOT_FOUND),
+            _spec("automation/runs", AutomationRunsParams, AutomationRunsResult,
+                  "Recent runs, newest first, each with its steps' input, output, duration and status.",
+                  _NOT_FOUND, "run_not_found"),
+            _spec("automation/cancel", AutomationRunIdParams, AutomationRunInfo,
+                  "Cancel a run that is running, waiting or interrupted (its agent step's operation too).",
+                  "run_not_found", "not_running"),
+            _spec("automation/resume", AutomationRunIdParams, AutomationRunInfo,
+                  "Go on with an interrupted run from the step that was cut short (a step with side effects asks "
+                  "for approval again); finished steps are never run again.", "run_not_found", "not_resumable"),
+            _spec("automation/respond", AutomationRespondParams, AutomationRunInfo,
+                  "Approve or reject the step a run waits on; approving runs it and goes on.",
+                  "run_not_found", "not_resumable"),
+            _spec("notification/list", NotificationListParams, NotificationListResult,
+                  "Recent notifications, newest first, with how the user answered each."),
+            _spec("notification/respond", NotificationRespondParams, NotificationInfo,
+                  "Answer a notification: accept, dismiss (kinds dismissed again and again are shown less), snooze "
+                  "(shown again later) or expand.", "notification_not_found"),
+        )
+    }
+)  # fmt: skip
+NOTIFICATIONS["automation/run"] = (
+    AutomationRunInfo,
+    "A run started, finished a step, waits for approval, or ended (server → every connection).",
+)
+NOTIFICATIONS["notification/delivered"] = (
+    NotificationInfo,
+    "The proactive engine tells the user something: it passed the six gates (server → every connection).",
 )

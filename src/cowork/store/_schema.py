@@ -11,6 +11,9 @@ from sqlalchemy.engine import Dialect
 __all__ = [
     "UTCDateTime",
     "activity_spans",
+    "automation_run_steps",
+    "automation_runs",
+    "automations",
     "checkpoint_files",
     "checkpoints",
     "context_summaries",
@@ -21,6 +24,8 @@ __all__ = [
     "mcp_servers",
     "messages",
     "metadata",
+    "notification_responses",
+    "notifications",
     "operation_inputs",
     "operations",
     "rag_chunks",
@@ -465,3 +470,96 @@ activity_spans = sa.Table(
 """Captured activity (`cowork.capture`): one row per stretch of time in one window (same application and title),
 written while it lasts (its `ended_at` moves on) so a crash loses at most one flush interval. Nothing of an excluded
 application or title is ever written."""
+
+automations = sa.Table(
+    "automations",
+    metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("name", sa.String(100), nullable=False, unique=True),
+    sa.Column("definition", sa.Text, nullable=False),
+    sa.Column("enabled", sa.Boolean, nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("updated_at", UTCDateTime, nullable=False),
+    sa.Column("next_fire_at", UTCDateTime),
+    sa.Column("session_id", sa.String(32)),
+)
+"""Saved flows (`cowork.automations.Flow` as JSON in `definition`); `next_fire_at` is a cron flow's next fire time,
+moved forward in the same transaction that records the runs it fires (so a restart never fires one twice)."""
+
+automation_runs = sa.Table(
+    "automation_runs",
+    metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("automation_id", sa.String(32), nullable=False),
+    sa.Column("automation_name", sa.String(100), nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("definition", sa.Text, nullable=False),
+    sa.Column("status", sa.String(24), nullable=False),
+    sa.Column("trigger", sa.Text, nullable=False),
+    sa.Column("inputs", sa.Text, nullable=False),
+    sa.Column("fire_key", sa.String(200)),
+    sa.Column("started_at", UTCDateTime, nullable=False),
+    sa.Column("finished_at", UTCDateTime),
+    sa.Column("outputs", sa.Text, nullable=False),
+    sa.Column("resume_at", sa.Integer),
+    sa.Column("result", sa.Text),
+    sa.Column("error", sa.Text),
+    sa.Column("pending", sa.Text),
+    sa.Column("approved_step", sa.String(64)),
+    sa.Column("session_id", sa.String(32)),
+    sa.UniqueConstraint("automation_id", "fire_key", name="uq_automation_runs_fire"),
+    sa.Index("ix_automation_runs_automation", "automation_id", "started_at"),
+    sa.Index("ix_automation_runs_status", "status"),
+)
+"""One run of a flow: the definition it ran (a snapshot, so an edit never changes a run in progress), its state
+(`outputs` so far and `resume_at`, the next step), and what it waits for. `fire_key` (a cron time, a file event) is
+unique per automation: a trigger that fires twice for the same moment records one run."""
+
+automation_run_steps = sa.Table(
+    "automation_run_steps",
+    metadata,
+    sa.Column("run_id", sa.String(32), primary_key=True),
+    sa.Column("step_id", sa.String(64), primary_key=True),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("type", sa.String(24), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("input", sa.Text),
+    sa.Column("output", sa.Text),
+    sa.Column("error", sa.Text),
+    sa.Column("note", sa.Text),
+    sa.Column("started_at", UTCDateTime),
+    sa.Column("duration_ms", sa.Float),
+)
+"""Each step of a run: recorded as started before its effect and as finished (with its output) after it, so a crash
+between the two is seen as an interrupted step, never re-run by itself."""
+
+notifications = sa.Table(
+    "notifications",
+    metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("kind", sa.String(200), nullable=False),
+    sa.Column("tier", sa.String(16), nullable=False),
+    sa.Column("title", sa.Text, nullable=False),
+    sa.Column("body", sa.Text, nullable=False),
+    sa.Column("delivered_at", UTCDateTime, nullable=False),
+    sa.Column("count", sa.Integer, nullable=False),
+    sa.Column("run_id", sa.String(32)),
+    sa.Column("automation_id", sa.String(32)),
+    sa.Column("response", sa.String(16)),
+    sa.Column("responded_at", UTCDateTime),
+    sa.Column("desktop", sa.Boolean, nullable=False),
+    sa.Index("ix_notifications_delivered", "delivered_at"),
+)
+"""Notifications the proactive engine delivered, and how the user answered each."""
+
+notification_responses = sa.Table(
+    "notification_responses",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("kind", sa.String(200), nullable=False),
+    sa.Column("response", sa.String(16), nullable=False),
+    sa.Column("at", UTCDateTime, nullable=False),
+    sa.Index("ix_notification_responses_kind", "kind", "at"),
+)
+"""The dismissal history the notification gates learn from (`cowork.notify.DismissalHistory`): it outlives restarts."""

@@ -2,6 +2,7 @@
 
 from . import (
     activity,
+    automations,
     checkpoints,
     events,
     human_requests,
@@ -9,6 +10,7 @@ from . import (
     mcp_installs,
     mcp_servers,
     messages,
+    notifications,
     operations,
     retrieval,
     search,
@@ -24,6 +26,7 @@ from . import (
 
 __all__ = [
     "activity",
+    "automations",
     "checkpoints",
     "events",
     "human_requests",
@@ -31,6 +34,7 @@ __all__ = [
     "mcp_installs",
     "mcp_servers",
     "messages",
+    "notifications",
     "operations",
     "retrieval",
     "search",
