@@ -21,7 +21,7 @@ pytestmark = pytest.mark.anyio
 
 MISSING_BWRAP = {"COWORK_TOOLS__SANDBOX__BWRAP_PATH": "/nonexistent/bwrap"}
 EXITS_AT_ONCE = "import sys; sys.exit('no database at /srv/db')"
-NOT_BUILT = [SubsystemHealth(name="scheduler", status="disabled", reason="Not built yet.")]
+SCHEDULER = [SubsystemHealth(name="scheduler", status="ready")]
 EMBEDDER = SubsystemHealth(
     name="embedder",
     status="ready",
@@ -62,7 +62,7 @@ async def test_a_working_core_is_ready_and_says_what_is_off(harness: CoreHarness
                 status="disabled",
                 reason="No capture source can run here. x11: no X display ($DISPLAY is not set).",
             ),
-            *NOT_BUILT,
+            *SCHEDULER,
         ],
     )
 
@@ -89,7 +89,7 @@ async def test_a_failing_mcp_server_and_a_missing_sandbox_are_degraded_with_thei
         "toolbox": "disabled",
         "embedder": "ready",
         "capture": "disabled",  # no display in the tests' environment
-        "scheduler": "disabled",
+        "scheduler": "ready",
     }
     assert subsystem(health, "mcp").reason == f"broken (error): {failed.reason}"  # the working one is not named
     assert failed.reason is not None and "no database at /srv/db" in failed.reason  # its stderr, to act on

@@ -21,6 +21,7 @@ from pathlib import Path
 import anyio.to_thread
 
 from cowork import __version__
+from cowork.automations import AutomationService, CoreHost, LiveTriggers
 from cowork.capture import CaptureService
 from cowork.config import LoadedConfig
 from cowork.credentials import CredentialStore
@@ -32,10 +33,11 @@ from cowork.mcp.install import InstallService
 from cowork.memory import ConversationRecall, WorkingMemory
 from cowork.models import ModelCache, ModelSelector, ModelTarget, cost_of, estimate_cost
 from cowork.models import preload as preload_model
+from cowork.notify import NotificationService
 from cowork.observability import TraceQueries, Tracing
 from cowork.policy import ToolPolicies
 from cowork.prompts import gather_prompt_extras
-from cowork.protocol import HealthResult, ProtocolError
+from cowork.protocol import HealthResult, ProtocolError, SessionCreateParams
 from cowork.providers import ModelChoices, ProviderService
 from cowork.retrieval import Retrieval, job_info
 from cowork.runtime import RunnerDeps, Runtime, TurnRouter
@@ -188,6 +190,37 @@ class Core:
             overrides=self.tool_policies.overrides,
         )
         self.recall.observer = self.runtime.observe
+        self.notifications = NotificationService(
+            self.db,
+            lambda info: self.notices.publish("notification/delivered", info),
+            deep_work=lambda: self.capture.deep_work,
+        )
+        """The proactive engine's deliveries (`notification/*`): the six gates, clients, the desktop."""
+
+        async def automation_session(title: str) -> str:
+            return (await self.sessions.create(SessionCreateParams(title=title))).id
+
+        host = CoreHost(
+            config=self.config,
+            home=self.paths.home,
+            workspace=self.workspace,
+            bwrap=self.bwrap,
+            overrides=self.tool_policies.overrides,
+            make_session=lambda automation_id, name: self.automations.session_for(automation_id, name),
+            tasks=self.runtime.tasks,
+            notifier=self.notifications,
+        )
+        self.automations = AutomationService(
+            self.db, host, self.tools, publish=self.notices.publish, create_session=automation_session
+        )
+        """Saved flows, their runs, the cron loop, flow tools (`automation/*`)."""
+        self.automation_triggers = LiveTriggers(
+            self.automations,
+            self.workspace,
+            subscribe_events=self.bus.subscribe_all,
+            subscribe_mcp=self.mcp.on_notification,
+            automation_sessions=self.automations.automation_sessions,
+        )
         self.model_choices = ModelChoices(
             self.config,
             self.selector,
@@ -214,6 +247,9 @@ class Core:
         await self.retrieval.start()
         self.recall.start()
         await self.capture.start()
+        await self.notifications.start()
+        await self.automations.start()
+        self.automation_triggers.start()
         self.checkpoints.prune_soon()
 
     async def health(self) -> HealthResult:
@@ -255,6 +291,9 @@ class Core:
 
     async def stop(self) -> None:
         await self.toolbox.stop()
+        await self.automation_triggers.stop()
+        await self.automations.stop()
+        await self.notifications.stop()
         await self.capture.stop()
         await self.recall.stop()
         await self.retrieval.stop()

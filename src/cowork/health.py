@@ -1,8 +1,7 @@
 """How each subsystem of a core stands now: ready, degraded or disabled, and why (`health`, `/healthz`).
 
 Every check reads live state and is cheap (one trivial database read, no network request), so a client may ask
-at any time. A subsystem is one entry of `CHECKS`; a new one (the embedder, the scheduler) replaces its placeholder
-there.
+at any time. A subsystem is one entry of `CHECKS`; a new one is one more entry there.
 """
 
 from __future__ import annotations
@@ -125,8 +124,11 @@ async def _capture(core: Core) -> Judgement:
     return "disabled", status.reason or "Not capturing."
 
 
-async def _not_built(_core: Core) -> Judgement:
-    return "disabled", "Not built yet."
+async def _scheduler(core: Core) -> Judgement:
+    problem = core.automations.scheduler_problem()
+    if problem is not None:
+        return "degraded", problem
+    return _READY
 
 
 CHECKS: Mapping[str, Check] = MappingProxyType(
@@ -140,6 +142,6 @@ CHECKS: Mapping[str, Check] = MappingProxyType(
         "toolbox": _toolbox,
         "embedder": _embedder,
         "capture": _capture,
-        "scheduler": _not_built,  # automations (the automations issue)
+        "scheduler": _scheduler,
     }
 )

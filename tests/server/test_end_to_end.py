@@ -149,6 +149,7 @@ async def test_turn_with_tools_streams_persists_and_replays(
             "skill",
             "memory",
             "profile",
+            "proposeAutomation",
         ]
         assert str(workspace) in (requests[0].system or "")
 

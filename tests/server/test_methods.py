@@ -60,6 +60,7 @@ async def test_initialize(client: EventClient, server: ServerProcess) -> None:
         "skill",
         "memory",
         "profile",
+        "proposeAutomation",
     ]
     assert "tool_call" in result["capabilities"]["eventTypes"]
     assert result["config"] == {

@@ -66,7 +66,7 @@ async def test_dangerous_commands_ask_even_when_always_allowed(
     with ServerProcess(tmp_path / "home", workspace, env=env) as server:
         client = await EventClient.connect(server.address)
         tools = await client.call("tool/list", {})
-        assert len(tools["tools"]) == 18
+        assert len(tools["tools"]) == 19
         assert await client.call("tool/setPolicy", {"name": "bash", "policy": "never"}) == {
             "name": "bash",
             "summary": "Run a shell command (bash) in the workspace and return its output.",

@@ -1,7 +1,10 @@
 """Automations (DESIGN §9): flows — a trigger and steps run in order — and the executor core that runs them.
 
-Built so far: the flow model (`Flow`, its triggers and steps), flow files, variables, the condition language and
-`run_flow`. Not wired yet: persisted runs, triggers firing, the protocol methods and clients, flow-as-tool.
+The core: the flow model (`Flow`, its triggers and steps), flow files, variables, the condition language and
+`run_flow`. In the server: `AutomationService` (saved flows, persisted runs, approvals, recovery, the cron loop;
+`_engine` runs and records one run, `_schedule` plans cron fires and catch-up), `LiveTriggers` (files, session
+events, MCP notifications), flow tools and `proposeAutomation` (`_tools`), `CoreHost` (what steps need of the core).
+See docs/automations.md.
 
 Variables. A step's templated fields (`arguments`, `prompt`, `title`, `body`) may hold `${root.path}` references.
 The roots are:
@@ -23,6 +26,7 @@ Results. A step with `directOutput` ends the run `done` with its output as the r
 returns the last toolCall/mcpToolCall/agentStep/notification output. The first failing step ends the run `failed`.
 """
 
+from ._engine import RunEngine
 from ._executor import (
     RunContext,
     RunRecorder,
@@ -38,7 +42,10 @@ from ._executor import (
 )
 from ._expressions import Expression, ExpressionError, parse_expression
 from ._files import FlowFileError, dump_flow, load_flow, parse_flow, read_flow, write_flow
+from ._host import CoreHost, StepHost
 from ._model import MAX_STEPS, Flow, FlowInput, FlowInputError
+from ._schedule import Fire, FirePlan, plan_fires
+from ._service import RUNS, AutomationService, RunState, parse_definition
 from ._steps import (
     MAX_DELAY_SECONDS,
     AgentStep,
@@ -49,6 +56,7 @@ from ._steps import (
     Step,
     ToolCallStep,
 )
+from ._tools import FlowTool, ProposeAutomationTool, flow_tool_name
 from ._triggers import (
     CronTrigger,
     FileTrigger,
@@ -57,46 +65,61 @@ from ._triggers import (
     SessionEventTrigger,
     Trigger,
 )
+from ._triggers_live import LiveTriggers
 from ._variables import MISSING, Reference, find_references, parse_reference, render, resolve, substitute
 
 __all__ = [
     "MAX_DELAY_SECONDS",
     "MAX_STEPS",
     "MISSING",
+    "RUNS",
     "AgentStep",
+    "AutomationService",
     "ConditionStep",
+    "CoreHost",
     "CronTrigger",
     "DelayStep",
     "Expression",
     "ExpressionError",
     "FileTrigger",
+    "Fire",
+    "FirePlan",
     "Flow",
     "FlowFileError",
     "FlowInput",
     "FlowInputError",
+    "FlowTool",
+    "LiveTriggers",
     "ManualTrigger",
     "McpNotificationTrigger",
     "McpToolCallStep",
     "NotificationStep",
+    "ProposeAutomationTool",
     "Reference",
     "RunContext",
+    "RunEngine",
     "RunRecorder",
     "RunResult",
+    "RunState",
     "RunStatus",
     "SessionEventTrigger",
     "Step",
     "StepError",
     "StepFailed",
+    "StepHost",
     "StepParked",
     "StepRunner",
     "ToolCallStep",
     "Trigger",
     "dump_flow",
     "find_references",
+    "flow_tool_name",
     "load_flow",
+    "parse_definition",
     "parse_expression",
     "parse_flow",
     "parse_reference",
+    "plan_fires",
     "read_flow",
     "render",
     "resolve",

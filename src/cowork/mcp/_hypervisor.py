@@ -1,4 +1,8 @@
-"""The MCP hypervisor: every configured server, its status, its tools in the registry, and the `mcp/*` actions."""
+"""The MCP hypervisor: every configured server, its status, its tools in the registry, and the `mcp/*` actions.
+
+Long because it is the one owner of the servers' lifecycle (start, stop, reconnect, trust, configs from files and
+the database); the per-server work is `_server`'s.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -80,6 +84,7 @@ class McpHypervisor:
         environment: EnvironmentConfig | None = None,
     ) -> None:
         self._db = db
+        self._notification_listeners: list[Callable[[str, str, dict[str, Any]], None]] = []
         self._environment = environment
         """`tools.environment`: what stdio servers get of Cowork's environment."""
         self._secret = secret
@@ -174,7 +179,17 @@ class McpHypervisor:
             secret=self._secret,
             cached_tools=cached,
             environment=self._environment,
+            on_notification=self._notified,
         )
+
+    def on_notification(self, listener: Callable[[str, str, dict[str, Any]], None]) -> Callable[[], None]:
+        """Be told of every notification any server sends (server, method, params); returns the unsubscriber."""
+        self._notification_listeners.append(listener)
+        return lambda: self._notification_listeners.remove(listener)
+
+    def _notified(self, server: str, method: str, params: dict[str, Any]) -> None:
+        for listener in list(self._notification_listeners):
+            listener(server, method, params)
 
     async def _load_trust(self) -> set[str]:
         """The trusted workspaces; those an older Cowork kept in the database move to the user's trust file."""

@@ -131,8 +131,11 @@ class McpServer:
         secret: SecretLookup | None = None,
         cached_tools: list[mcp_types.Tool] | None = None,
         environment: EnvironmentConfig | None = None,
+        on_notification: Callable[[str, str, dict[str, Any]], None] | None = None,
     ) -> None:
         self.config = config
+        self._on_notification = on_notification
+        """Told of every notification the server sends (server name, method, params): automation triggers."""
         self._environment = environment if environment is not None else EnvironmentConfig()
         """`tools.environment`: which of Cowork's variables a stdio server gets (the server's own `env` is added)."""
         self._secret = secret
@@ -428,6 +431,15 @@ class McpServer:
             task = asyncio.get_running_loop().create_task(self._refresh_tools())
             self._background.add(task)
             task.add_done_callback(self._background.discard)
+        if self._on_notification is not None and isinstance(message, mcp_types.ServerNotification):
+            method = getattr(message, "method", None)
+            if isinstance(method, str):
+                params = getattr(message, "params", None)
+                dumped = params.model_dump(mode="json", by_alias=True, exclude_none=True) if params is not None else {}
+                try:
+                    self._on_notification(self.name, method, dumped)
+                except Exception:
+                    log.exception("MCP server %s: a notification listener failed", self.name)
 
     async def _refresh_tools(self) -> None:
         live = self._live

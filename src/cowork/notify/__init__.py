@@ -2,11 +2,13 @@
 
 Triggers (calendar proximity, MCP signals, activity patterns) will offer `Candidate`s; the `Throttle` puts each
 through the six gates of seed 002 and says why in a `Decision`; `Delivery`s go to a client or the desktop, and the
-user's answers come back through `Throttle.respond`. Nothing here is wired to triggers or clients yet.
+user's answers come back through `Throttle.respond`. `NotificationService` is the server's side: it offers
+candidates, stores and sends deliveries (`notification/delivered`, the desktop) and takes the answers.
 """
 
 from ._gates import DeepWork, Lowered, Throttle
 from ._history import DismissalHistory, MemoryHistory
+from ._service import Desktop, NotificationService, StoreHistory
 from ._settings import GateSettings
 from ._tiers import TIER_RULES, TIERS, Tier, TierRule
 from ._values import Candidate, Decision, Delivery, Gate, Outcome, Response, UnknownDelivery, Verdict
@@ -18,13 +20,16 @@ __all__ = [
     "Decision",
     "DeepWork",
     "Delivery",
+    "Desktop",
     "DismissalHistory",
     "Gate",
     "GateSettings",
     "Lowered",
     "MemoryHistory",
+    "NotificationService",
     "Outcome",
     "Response",
+    "StoreHistory",
     "Throttle",
     "Tier",
     "TierRule",

@@ -2,6 +2,9 @@
 
 Phases, in order (the first that decides wins):
 
+0. a tool that always asks (`Tool.always_asks`: creating an automation, which runs later unattended) → ask, even
+   under --yolo and inside an automation;
+
 1. security: a dangerous shell command, a write to a protected workspace file (`.git/config`, `.cowork/`,
    `.envrc`…), a tool whose name says it deletes, sends or pays, or a command that needs the network while the
    session's network is off → ask;
@@ -15,7 +18,7 @@ Phases, in order (the first that decides wins):
 Between 2 and 3, what the user allowed for this session ("allow for the session", see `_allow`) → run. A call
 that asks in the `manual` or `server` phase carries the key that allowing it for the session would store.
 
-`--yolo` skips all of it. Path permissions are enforced by the tools themselves and never skipped.
+`--yolo` skips all of it but phase 0. Path permissions are enforced by the tools themselves and never skipped.
 """
 
 from __future__ import annotations
@@ -101,6 +104,8 @@ class CallFacts:
     """Why a path this call writes is protected (`.git/config`, `.cowork/`, `.envrc`…), if one is."""
     shell_command: str | None = None
     """The shell text, for a tool that runs one."""
+    always_ask: bool = False
+    """The tool asks every time, whatever the settings (creating an automation): not even --yolo skips it."""
 
 
 @dataclass(frozen=True)
@@ -140,6 +145,10 @@ def decide(facts: CallFacts, ctx: PolicyContext) -> PolicyDecision:
     """Run the call now, ask the user to approve it, or (the `ask` tool) ask the user its question."""
     if facts.asks_user:
         return PolicyDecision("question", phase="question")
+    if facts.always_ask:
+        return PolicyDecision(
+            "ask", f"{facts.tool} always asks: it makes something that runs later on its own.", "always"
+        )
     if ctx.yolo:
         return PolicyDecision("run", "--yolo: approvals are off", "yolo")
     security = _security(facts, ctx)

@@ -151,6 +151,7 @@ class OperationRunner(ContextSteps, ObserveSteps, ModelSteps, HumanSteps):
             tool=entry.name,
             risky=command.verdict != "safe" if command is not None else declared.needs_approval,
             asks_user=tool.asks_user,
+            always_ask=tool.always_asks,
             arguments=entry.arguments,
             command=command,
             needs_network=declared.needs_network,

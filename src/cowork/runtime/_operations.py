@@ -83,6 +83,9 @@ class NewOperation:
     """Another store change committed with its rows (a new title, a superseded answer, the parent's ledger)."""
     compact_focus: str | None = None
     """A `compact` operation's instructions: what the summary should keep."""
+    tool_names: frozenset[str] | None = None
+    """The only tools it may use (an automation's agent step that names them); None: its agent type's set. Not
+    stored: an operation loaded again after a restart gets its agent type's set."""
 
 
 class Operations:
@@ -239,7 +242,7 @@ class Operations:
             budget_allowed=parent.budget_allowed if parent else set(),
             compact_focus=spec.compact_focus,
         )
-        handle = self._make_handle(state, spec.target, spec.workspace)
+        handle = self._make_handle(state, spec.target, spec.workspace, spec.tool_names)
         self.launch(handle)
         return handle
 
@@ -263,7 +266,9 @@ class Operations:
             return self._tools.only(lambda t: t.name in _RESEARCH_TOOLS)
         return self._tools.without(_SUB_AGENT_EXCLUDED)
 
-    def _make_handle(self, state: OperationState, target: ModelTarget, workspace: Path) -> Handle:
+    def _make_handle(
+        self, state: OperationState, target: ModelTarget, workspace: Path, tool_names: frozenset[str] | None = None
+    ) -> Handle:
         # The executors (and pydantic-ai's model layer with them) load with the first operation in play, not with
         # the runtime: the server answers its first requests without them (`preload` loads them early).
         with HEAVY_IMPORTS:
@@ -274,7 +279,7 @@ class Operations:
             state,
             target=target,
             limits=self.limits(target),
-            tools=self._tools_for(state.agent_type),
+            tools=self._tools_for(state.agent_type).only(lambda t: tool_names is None or t.name in tool_names),
             workspace=workspace,
             hooks=self._hooks,
         )

@@ -56,6 +56,7 @@ from ._rewind import list_checkpoints, rewind, undo
 from ._routing import TurnRouter
 from ._state import LedgerEntry, OperationState
 from ._subagents import SubAgents
+from ._tasks import AgentTasks
 from ._turns import Turns
 
 __all__ = ["Runtime"]
@@ -116,6 +117,8 @@ class Runtime:
         self.lifecycle = Lifecycle(self.operations, self.answers, sessions)
         self._sessions = sessions
         self.agents = SubAgents(self.operations, self.lifecycle, selector)
+        self.tasks = AgentTasks(self.operations, self.lifecycle, selector)
+        """Agent tasks other parts of the core start (an automation's agent step)."""
         sessions.set_active_operation_lookup(self.operations.active_operation)
 
     # -- start, steer, retry ----------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from cowork.core import Core
 from cowork.protocol import WireModel
 
 from ._handlers import (
+    automations,
     capture,
     documents,
     mcp_install,
@@ -41,6 +42,20 @@ HANDLERS: Mapping[str, Handler] = MappingProxyType(
         "capture/configure": capture.capture_configure,
         "context/query": capture.context_query,
         "context/delete": capture.context_delete,
+        "automation/list": automations.automation_list,
+        "automation/get": automations.automation_get,
+        "automation/create": automations.automation_create,
+        "automation/update": automations.automation_update,
+        "automation/delete": automations.automation_delete,
+        "automation/enable": automations.automation_enable,
+        "automation/disable": automations.automation_disable,
+        "automation/run": automations.automation_run,
+        "automation/runs": automations.automation_runs,
+        "automation/cancel": automations.automation_cancel,
+        "automation/resume": automations.automation_resume,
+        "automation/respond": automations.automation_respond,
+        "notification/list": automations.notification_list,
+        "notification/respond": automations.notification_respond,
         "trace/list": server.trace_list,
         "trace/get": server.trace_get,
         "document/preview": documents.document_preview,

@@ -19,6 +19,7 @@ class EventBus:
 
     def __init__(self) -> None:
         self._subscribers: defaultdict[str, list[Subscriber]] = defaultdict(list)
+        self._everything: list[Subscriber] = []
 
     def subscribe(self, session_id: str, subscriber: Subscriber) -> Callable[[], None]:
         """Register `subscriber`; returns the function that unregisters it."""
@@ -33,8 +34,20 @@ class EventBus:
 
         return unsubscribe
 
+    def subscribe_all(self, subscriber: Subscriber) -> Callable[[], None]:
+        """Register `subscriber` for every session's events (automation triggers); returns the unsubscriber."""
+        self._everything.append(subscriber)
+
+        def unsubscribe() -> None:
+            if subscriber in self._everything:
+                self._everything.remove(subscriber)
+
+        return unsubscribe
+
     def publish(self, event: SessionEvent) -> None:
         for subscriber in tuple(self._subscribers.get(event.session_id, ())):
+            subscriber(event)
+        for subscriber in tuple(self._everything):
             subscriber(event)
 
     def subscriber_count(self, session_id: str) -> int:

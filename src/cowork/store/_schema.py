@@ -1,4 +1,7 @@
-"""Table definitions the repositories query. Migrations create and change them; a test keeps the two in step."""
+"""Table definitions the repositories query. Migrations create and change them; a test keeps the two in step.
+
+Long because it is every table in one place, each with the docstring that says what its rows are.
+"""
 
 from __future__ import annotations
 

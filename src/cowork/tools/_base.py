@@ -142,6 +142,8 @@ class Tool(ABC, Generic[ParamsT]):
     """The parameters that name a file or folder the call reads or writes."""
     asks_user: ClassVar[bool] = False
     """True for a tool whose answer comes from the user (the operation waits for it instead of running it)."""
+    always_asks: ClassVar[bool] = False
+    """True for a tool whose every call asks the user first, whatever the settings (`--yolo` included)."""
     changes_named_files: ClassVar[bool] = False
     """True for a file tool that changes the files its path parameters name and nothing else (checkpointed file by
     file; a shell command is checkpointed by snapshotting the whole folder)."""
