@@ -6,6 +6,8 @@
 #   python3.11-doc: the Python documentation's HTML, the real corpus bench/retrieval.py measures retrieval on
 #   xvfb, openbox (an EWMH window manager), xdotool: the X11 capture source is tested against a real X server, window
 #     manager and real windows (cowork.testing.xdisplay)
+#   dbus-daemon, dunst: desktop notifications are tested against a private session bus and a real notification
+#     daemon on Xvfb (cowork.testing.dbus); Debian 12 packages dbus-daemon on its own, apart from dbus
 need=()
 command -v git >/dev/null 2>&1 || need+=(git)
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
@@ -14,6 +16,8 @@ command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 command -v Xvfb >/dev/null 2>&1 || need+=(xvfb)
 command -v xdotool >/dev/null 2>&1 || need+=(xdotool)
 command -v openbox >/dev/null 2>&1 || need+=(openbox)
+command -v dbus-daemon >/dev/null 2>&1 || need+=(dbus-daemon)
+command -v dunst >/dev/null 2>&1 || need+=(dunst)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "== installing ${need[*]} (apt)"
