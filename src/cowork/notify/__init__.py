@@ -3,9 +3,12 @@
 Triggers (calendar proximity, MCP signals, activity patterns) will offer `Candidate`s; the `Throttle` puts each
 through the six gates of seed 002 and says why in a `Decision`; `Delivery`s go to a client or the desktop, and the
 user's answers come back through `Throttle.respond`. `NotificationService` is the server's side: it offers
-candidates, stores and sends deliveries (`notification/delivered`, the desktop) and takes the answers.
+candidates, stores and sends deliveries (`notification/delivered`) and takes the answers. `DesktopNotifier` also shows
+a delivery as a desktop notification where the desktop offers one (the freedesktop notification interface on D-Bus,
+Linux; best-effort, it never raises).
 """
 
+from ._desktop import DesktopNotifier
 from ._gates import DeepWork, Lowered, Throttle
 from ._history import DismissalHistory, MemoryHistory
 from ._service import Desktop, NotificationService, StoreHistory
@@ -21,6 +24,7 @@ __all__ = [
     "DeepWork",
     "Delivery",
     "Desktop",
+    "DesktopNotifier",
     "DismissalHistory",
     "Gate",
     "GateSettings",
