@@ -13,9 +13,11 @@ import contextlib
 import importlib
 import logging
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import anyio.to_thread
@@ -33,7 +35,7 @@ from cowork.mcp.install import InstallService
 from cowork.memory import ConversationRecall, WorkingMemory
 from cowork.models import ModelCache, ModelSelector, ModelTarget, cost_of, estimate_cost
 from cowork.models import preload as preload_model
-from cowork.notify import NotificationService
+from cowork.notify import DesktopNotifier, GateSettings, NotificationService
 from cowork.observability import TraceQueries, Tracing
 from cowork.policy import ToolPolicies
 from cowork.prompts import gather_prompt_extras
@@ -79,7 +81,15 @@ class Core:
         env: Mapping[str, str] | None = None,
         tools: ToolRegistry | None = None,
         database: Database | None = None,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
+        """Args:
+        loaded: the configuration.
+        env: the environment providers and capture read (default: the process's).
+        tools: the tool registry (default: the built-in tools).
+        database: the store (default: the SQLite file under the home).
+        clock: now, for automations' schedules and notifications' gates (tests control it; default: the time).
+        """
         self.loaded = loaded
         self.config = loaded.config
         self.paths = loaded.paths
@@ -190,10 +200,21 @@ class Core:
             overrides=self.tool_policies.overrides,
         )
         self.recall.observer = self.runtime.observe
+        notify = self.config.notifications
+        now = clock or (lambda: datetime.now(UTC))
         self.notifications = NotificationService(
             self.db,
             lambda info: self.notices.publish("notification/delivered", info),
             deep_work=lambda: self.capture.deep_work,
+            desktop=DesktopNotifier() if notify.desktop and sys.platform == "linux" else None,
+            settings=GateSettings(
+                urgent_per_hour=notify.urgent_per_hour,
+                helpful_per_hour=notify.helpful_per_hour,
+                informational_per_hour=notify.informational_per_hour,
+                bundle_window=timedelta(seconds=notify.bundle_seconds),
+                cooldown=timedelta(minutes=notify.cooldown_minutes),
+            ),
+            clock=now,
         )
         """The proactive engine's deliveries (`notification/*`): the six gates, clients, the desktop."""
 
@@ -211,7 +232,7 @@ class Core:
             notifier=self.notifications,
         )
         self.automations = AutomationService(
-            self.db, host, self.tools, publish=self.notices.publish, create_session=automation_session
+            self.db, host, self.tools, publish=self.notices.publish, create_session=automation_session, clock=now
         )
         """Saved flows, their runs, the cron loop, flow tools (`automation/*`)."""
         self.automation_triggers = LiveTriggers(

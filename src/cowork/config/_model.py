@@ -23,6 +23,7 @@ __all__ = [
     "LocalModelsConfig",
     "LogsConfig",
     "McpConfig",
+    "NotificationsConfig",
     "PermissionsConfig",
     "PriceOverride",
     "ProviderSettings",
@@ -505,6 +506,27 @@ class CaptureConfig(_Section):
     )
 
 
+class NotificationsConfig(_Section):
+    """Proactive notifications and their six gates (docs/automations.md). User-level only."""
+
+    desktop: bool = Field(
+        default=True,
+        description="Also show notifications on the desktop where a notification daemon runs (freedesktop D-Bus "
+        "interface, Linux).",
+    )
+    urgent_per_hour: int = Field(default=10, ge=0, le=1000, description="At most this many urgent ones an hour.")
+    helpful_per_hour: int = Field(default=4, ge=0, le=1000, description="At most this many helpful ones an hour.")
+    informational_per_hour: int = Field(
+        default=2, ge=0, le=1000, description="At most this many informational ones an hour (0: none)."
+    )
+    bundle_seconds: float = Field(
+        default=30, gt=0, le=3600, description="Helpful and informational ones wait this long for related ones."
+    )
+    cooldown_minutes: float = Field(
+        default=30, gt=0, le=7 * 24 * 60, description="After a dismissal, that kind is quiet this long."
+    )
+
+
 class CoworkConfig(_Section):
     provider: str | None = Field(default=None, description="Provider id, e.g. openai, anthropic, google, ollama.")
     model: str | None = Field(default=None, description="Model id; defaults to the provider's default model.")
@@ -525,3 +547,4 @@ class CoworkConfig(_Section):
     tracing: TracingConfig = Field(default_factory=TracingConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     capture: CaptureConfig = Field(default_factory=CaptureConfig)
+    notifications: NotificationsConfig = Field(default_factory=NotificationsConfig)

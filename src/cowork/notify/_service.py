@@ -32,6 +32,7 @@ from cowork.store.repos.notifications import NotificationRow
 from ._gates import Throttle
 from ._history import MemoryHistory
 from ._settings import GateSettings
+from ._tiers import Tier, check_tier
 from ._values import Candidate, Decision, Delivery, Outcome, Response, UnknownDelivery
 
 __all__ = ["Desktop", "NotificationService", "StoreHistory"]
@@ -44,7 +45,9 @@ _TICK_SECONDS = 5.0
 class Desktop(Protocol):
     """Where a delivery is also shown outside Cowork's clients (`DesktopNotifier` on Linux)."""
 
-    async def send(self, *, title: str, body: str, tier: str) -> int | None: ...
+    async def send(self, *, title: str, body: str, tier: Tier) -> int | None: ...
+
+    async def close(self) -> None: ...
 
 
 class StoreHistory(MemoryHistory):
@@ -133,6 +136,8 @@ class NotificationService:
         if self._background:
             await asyncio.wait(list(self._background), timeout=2)
         await self.history.flush()
+        if self._desktop is not None:
+            await self._desktop.close()
 
     async def offer(
         self,
@@ -205,7 +210,7 @@ class NotificationService:
     async def _show_on_desktop(self, row: NotificationRow) -> None:
         assert self._desktop is not None
         try:
-            shown = await self._desktop.send(title=row.title, body=row.body, tier=row.tier)
+            shown = await self._desktop.send(title=row.title, body=row.body, tier=check_tier(row.tier))
         except Exception:
             log.debug("desktop notification failed", exc_info=True)
             return

@@ -132,7 +132,7 @@ class OperationRunner(ContextSteps, ObserveSteps, ModelSteps, HumanSteps):
 
     def _policy(self, entry: LedgerEntry) -> PolicyDecision:
         tool = self.tools.get(entry.name)
-        if tool is None or entry.invalid_arguments is not None:
+        if tool is None or entry.invalid_arguments is not None or (tool.always_asks and tool.refuses(entry.arguments)):
             return PolicyDecision(
                 "run", "fails without running"
             )  # the call returns an error to the model; nothing to approve

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 from cowork.config import load_config
@@ -54,6 +55,7 @@ class CoreHarness:
         env: dict[str, str] | None = None,
         tools: ToolRegistry | None = None,
         test_tools: bool = True,
+        clock: Callable[[], datetime] | None = None,
     ) -> Core:
         """A started core whose provider is the mock in wire format `kind` (openai, responses, anthropic, google;
         "" for none). Retries are off unless `env` turns them on."""
@@ -69,7 +71,7 @@ class CoreHarness:
         if test_tools:
             environment["COWORK_TOOLS__PLUGINS"] = json.dumps([TEST_TOOLS_PLUGIN])
         environment |= env or {}
-        core = Core(load_config(self.workspace, env=environment), env=environment, tools=tools)
+        core = Core(load_config(self.workspace, env=environment), env=environment, tools=tools, clock=clock)
         await core.start()
         self.cores.append(core)
         return core

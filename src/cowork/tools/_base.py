@@ -213,6 +213,15 @@ class Tool(ABC, Generic[ParamsT]):
             )
             raise ToolError(f"Invalid arguments for {self.name}: {problems}") from None
 
+    def refuses(self, arguments: dict[str, Any]) -> bool:
+        """Whether `parse` refuses these arguments: a call that cannot run need not be asked about (a tool that
+        always asks is checked first, so the user never approves a call that then fails)."""
+        try:
+            self.parse(arguments)
+        except ToolError:
+            return True
+        return False
+
     @abstractmethod
     async def run(self, params: ParamsT, ctx: ToolContext) -> str:
         """Run the tool and return the text the model reads.
