@@ -3,7 +3,7 @@
 Kinds:
 - `normal`: `echo`, `add` (read-only), `env` and `environ` (its environment), `slow` (sleeps until cancelled;
   records the cancellation), `crash` (exits the process), `grow` (adds a tool `extra` and announces the list
-  change), `pid` (its pid);
+  change), `announce` (sends `notifications/resources/updated` for a URI), `pid` (its pid);
 - `linger`: like normal, but keeps running after its stdin closes (an orphan when Cowork is killed);
 - `silent`: never answers (reads stdin and discards it), for connect timeouts;
 - `http <port>`: `normal` over streamable HTTP on 127.0.0.1:<port> at /mcp.
@@ -85,6 +85,11 @@ def build_server() -> MCPServer:
         server.add_tool(extra, name="extra", description="A tool added at run time.")
         await ctx.session.send_tool_list_changed()
         return "grown"
+
+    @server.tool(description="Tell the client a resource changed (`notifications/resources/updated`).")
+    async def announce(ctx: Context, uri: str) -> str:
+        await ctx.session.send_resource_updated(uri)
+        return "announced"
 
     return server
 
