@@ -46,7 +46,7 @@ async def service(db: Database, clock: Clock, sent: list[NotificationInfo], deep
 
 
 async def test_urgent_goes_out_at_once_and_helpful_ones_are_bundled(store: Database) -> None:
-    clock, sent = Clock(), []
+    clock, sent = Clock(), list[NotificationInfo]()
     notifications = await service(store, clock, sent)
     decision = await notifications.offer(kind="automation_approval", tier="urgent", title="Approve", run_id="run_1")
     assert decision.outcome is Outcome.DELIVERED and [n.title for n in sent] == ["Approve"]
@@ -65,7 +65,7 @@ async def test_urgent_goes_out_at_once_and_helpful_ones_are_bundled(store: Datab
 
 
 async def test_deep_work_holds_helpful_ones_until_it_ends(store: Database) -> None:
-    clock, sent, deep = Clock(), [], [True]
+    clock, sent, deep = Clock(), list[NotificationInfo](), [True]
     notifications = await service(store, clock, sent, deep)
     await notifications.tick()  # it sees deep work start
     decision = await notifications.offer(kind="automation:digest", tier="helpful", title="Digest")
@@ -81,7 +81,7 @@ async def test_deep_work_holds_helpful_ones_until_it_ends(store: Database) -> No
 
 
 async def test_dismissals_are_remembered_across_a_restart(store: Database) -> None:
-    clock, sent = Clock(), []
+    clock, sent = Clock(), list[NotificationInfo]()
     notifications = await service(store, clock, sent)
     for _ in range(3):
         decision = await notifications.offer(kind="automation_failed", tier="urgent", title="Failed")
@@ -104,7 +104,7 @@ async def test_dismissals_are_remembered_across_a_restart(store: Database) -> No
 
 @pytest.mark.skipif(available() is not None, reason=available() or "")
 async def test_a_delivery_is_shown_by_a_real_notification_daemon(store: Database) -> None:
-    clock, sent = Clock(), []
+    clock, sent = Clock(), list[NotificationInfo]()
     with (
         XDisplay(window_manager=False) as display,
         PrivateSessionBus() as bus,
