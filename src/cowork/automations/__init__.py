@@ -44,8 +44,9 @@ from ._expressions import Expression, ExpressionError, parse_expression
 from ._files import FlowFileError, dump_flow, load_flow, parse_flow, read_flow, write_flow
 from ._host import CoreHost, StepHost
 from ._model import MAX_STEPS, Flow, FlowInput, FlowInputError
+from ._runs import RUNS, Runs, RunState
 from ._schedule import Fire, FirePlan, plan_fires
-from ._service import RUNS, AutomationService, RunState, parse_definition
+from ._service import AutomationService, parse_definition
 from ._steps import (
     MAX_DELAY_SECONDS,
     AgentStep,
@@ -102,6 +103,7 @@ __all__ = [
     "RunResult",
     "RunState",
     "RunStatus",
+    "Runs",
     "SessionEventTrigger",
     "Step",
     "StepError",

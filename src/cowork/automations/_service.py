@@ -1,14 +1,8 @@
-"""Automations in the server: saved flows, their runs (persisted, resumable, cancellable), and their tools.
+"""Automations in the server: saved flows, their schedule and triggers, and their tools.
 
-Long because it is the one owner of a run's life: start (by hand, a trigger or the agent), park on an approval and
-go on when answered, cancel, recover after a crash, resume after an interruption. The step effects and their record
-are `_engine`'s, when a cron flow fires `_schedule`'s, the other triggers `_triggers_live`'s.
-
-Runs have their own state machine (below, `RUNS`): `running` → `waiting_for_human` (a step waits for the user) →
-`running` again when approved; `interrupted` when the server stopped during a step with side effects; `done`,
-`failed`, `cancelled` are final. After a crash (`recover`) a run cut between steps, or in a condition or delay, goes
-on by itself; one cut inside a step with side effects is `interrupted`, and `automation/resume` asks before it runs
-that step again. A finished step is never run again: its output is stored with it.
+`AutomationService` owns the automations (create, update, delete, enable) and when they run (the cron loop, event
+triggers through `fire`, the agent through flow tools); a run's life is `_runs`'s, its steps `_engine`'s, when a cron
+flow fires `_schedule`'s, the event triggers `_triggers_live`'s.
 """
 
 from __future__ import annotations
@@ -18,11 +12,9 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from enum import StrEnum
 from functools import partial
 from typing import Any
 
-from cowork.machines import StateMachine
 from cowork.protocol import (
     AutomationInfo,
     AutomationRunInfo,
@@ -33,57 +25,27 @@ from cowork.protocol import (
 )
 from cowork.sessions import new_id
 from cowork.store import Database, repos
-from cowork.store.repos.automations import AutomationRow, RunRow, RunStepRow
+from cowork.store.repos.automations import AutomationRow, RunRow
 from cowork.tools import ToolError, ToolRegistry
 
-from ._engine import RunEngine
-from ._executor import run_flow
 from ._files import FlowFileError, load_flow, parse_flow
 from ._host import StepHost
 from ._model import Flow, FlowInputError
+from ._runs import Runs, RunState
 from ._schedule import plan_fires
-from ._steps import AgentStep, ConditionStep, DelayStep, NotificationStep
 from ._tools import FLOW_TOOL_PREFIX, FlowTool, ProposeAutomationTool, flow_tool_name
 from ._triggers import CronTrigger
 from ._wire import automation_info, flow_of, run_info, stored_definition
 
-__all__ = ["RUNS", "AutomationService", "RunState"]
+__all__ = ["AutomationService", "parse_definition"]
 
 log = logging.getLogger(__name__)
 
 _MAX_SLEEP = 30.0
 
 
-class RunState(StrEnum):
-    RUNNING = "running"
-    WAITING_FOR_HUMAN = "waiting_for_human"
-    INTERRUPTED = "interrupted"
-    DONE = "done"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
-
-
-R = RunState
-RUNS = StateMachine(
-    "automation run",
-    RunState,
-    {
-        R.RUNNING: {R.WAITING_FOR_HUMAN, R.INTERRUPTED, R.DONE, R.FAILED, R.CANCELLED},
-        R.WAITING_FOR_HUMAN: {R.RUNNING, R.FAILED, R.CANCELLED},
-        R.INTERRUPTED: {R.RUNNING, R.WAITING_FOR_HUMAN, R.CANCELLED},
-        R.DONE: set(),
-        R.FAILED: set(),
-        R.CANCELLED: set(),
-    },
-)
-
-
 def _not_found(ref: str) -> ProtocolError:
     return ProtocolError(ErrorCode.AUTOMATION_NOT_FOUND, f"No automation {ref!r}.", source=ErrorSource.SERVER)
-
-
-def _run_not_found(run_id: str) -> ProtocolError:
-    return ProtocolError(ErrorCode.RUN_NOT_FOUND, f"No automation run {run_id!r}.", source=ErrorSource.SERVER)
 
 
 def _invalid(message: str) -> ProtocolError:
@@ -106,14 +68,6 @@ def parse_definition(definition: dict[str, Any] | None, text: str | None, format
 
 def _clear_next_fire(automation_id: str, conn: Any) -> None:
     repos.automations.set_next_fire(conn, automation_id, None)
-
-
-class _Live:
-    """A run whose steps are running in this process."""
-
-    def __init__(self, engine: RunEngine, task: asyncio.Task[None]) -> None:
-        self.engine = engine
-        self.task = task
 
 
 class AutomationService:
@@ -145,7 +99,8 @@ class AutomationService:
         self._tools = tools
         self._publish = publish
         self._clock = clock
-        self._live: dict[str, _Live] = {}
+        self.run_log = Runs(db, host, tools, publish=publish, clock=clock)
+        """Every run: started, parked, resumed, cancelled, recovered."""
         self._stopping = False
         self._wake = asyncio.Event()
         self._loop_task: asyncio.Task[None] | None = None
@@ -153,7 +108,6 @@ class AutomationService:
         """Enabled automations by id, as last loaded (the triggers read this)."""
         self.on_change: list[Callable[[], None]] = []
         """Told whenever the set of enabled automations changes (the live triggers re-read `enabled_flows`)."""
-        self._announcing: set[asyncio.Task[None]] = set()
 
     # -- life ------------------------------------------------------------------------------------------------
 
@@ -162,7 +116,7 @@ class AutomationService:
         if self._tools.get(ProposeAutomationTool.name) is None:
             self._tools.register(ProposeAutomationTool(self))
         await self._reload()
-        await self.recover()
+        await self.run_log.recover()
         if schedule:
             self._loop_task = asyncio.get_running_loop().create_task(self._schedule_forever(), name="automations")
 
@@ -173,13 +127,7 @@ class AutomationService:
             self._loop_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._loop_task
-        for live in list(self._live.values()):
-            live.engine.stopping = True
-            live.task.cancel()
-        if self._live:
-            await asyncio.wait([live.task for live in self._live.values()])
-        if self._announcing:
-            await asyncio.wait(list(self._announcing))
+        await self.run_log.stop()
 
     async def session_for(self, automation_id: str, name: str) -> str:
         """The automation's session, made on first use (its agent steps' turns are visible there like any turn)."""
@@ -343,9 +291,8 @@ class AutomationService:
 
     async def delete(self, ref: str) -> bool:
         row = await self._row(ref)
-        for run_id, live in list(self._live.items()):
-            if live.engine.automation_id == row.id:
-                await self.cancel(run_id)
+        for run_id in self.run_log.running_for(row.id):
+            await self.run_log.cancel(run_id)
         deleted = await self._db.write(lambda conn: repos.automations.delete(conn, row.id))
         await self._reload()
         return bool(deleted)
@@ -374,318 +321,26 @@ class AutomationService:
             ProtocolError: `automation_not_found`; `invalid_params` for inputs that do not match.
         """
         row = await self._row(ref)
-        run = await self._start(row, inputs, trigger or {"type": "manual"})
+        run = await self.run_log.start(row, inputs, trigger or {"type": "manual"})
         assert run is not None
-        return await self._run_info(run.id)
-
-    async def _start(
-        self, row: AutomationRow, inputs: dict[str, Any], trigger: dict[str, Any], fire_key: str | None = None
-    ) -> RunRow | None:
-        flow = flow_of(row)
-        try:
-            resolved = flow.resolve_inputs(inputs)
-        except FlowInputError as error:
-            raise _invalid(f"Inputs for {flow.name}: {error}") from None
-        run = self._new_run(row, resolved, trigger, fire_key)
-        if not await self._db.write(lambda conn: repos.automations.insert_run(conn, run)):
-            return None
-        self._launch(run)
-        return run
-
-    def _new_run(
-        self, row: AutomationRow, inputs: dict[str, Any], trigger: dict[str, Any], fire_key: str | None
-    ) -> RunRow:
-        return RunRow(
-            id=new_id("run"),
-            automation_id=row.id,
-            automation_name=row.name,
-            version=row.version,
-            definition={**row.definition, "enabled": row.enabled, "version": row.version},
-            status=R.RUNNING,
-            trigger=trigger,
-            inputs=inputs,
-            fire_key=fire_key,
-            started_at=self._clock(),
-            finished_at=None,
-            outputs={},
-            resume_at=0,
-            result=None,
-            error=None,
-            pending=None,
-            approved_step=None,
-            session_id=None,
-        )
-
-    def _launch(self, run: RunRow, *, steps: list[RunStepRow] | None = None) -> None:
-        """Run `run`'s steps from `resume_at` in a task of its own."""
-        if self._stopping or run.id in self._live:
-            return
-        flow = Flow.model_validate(run.definition)
-        operations = {
-            s.step_id: s.input["operationId"]
-            for s in steps or []
-            if isinstance(s.input, dict) and isinstance(s.input.get("operationId"), str)
-        }
-        engine = RunEngine(
-            self._db,
-            self._host,
-            self._tools,
-            run_id=run.id,
-            automation_id=run.automation_id,
-            flow=flow,
-            approved_step=run.approved_step,
-            agent_operations=operations,
-            announce=self._announce_soon,
-            clock=self._clock,
-        )
-        engine.outputs = dict(run.outputs)
-        start_at = run.resume_at or 0
-        sleep = self._sleep_for(flow, start_at, steps or [])
-        task = asyncio.get_running_loop().create_task(self._drive(engine, run, start_at, sleep), name=f"run-{run.id}")
-        self._live[run.id] = _Live(engine, task)
-
-    def _sleep_for(self, flow: Flow, start_at: int, steps: list[RunStepRow]) -> Callable[[float], Any]:
-        """A delay step cut short by a restart waits only what was left of it."""
-        first = flow.steps[start_at] if start_at < len(flow.steps) else None
-        started = next((s.started_at for s in steps if first is not None and s.step_id == first.id), None)
-        left: list[float] = []
-        if isinstance(first, DelayStep) and started is not None:
-            left.append(max(0.0, first.seconds - (self._clock() - started).total_seconds()))
-
-        async def sleep(seconds: float) -> None:
-            await asyncio.sleep(left.pop() if left else seconds)
-
-        return sleep
-
-    async def _drive(self, engine: RunEngine, run: RunRow, start_at: int, sleep: Callable[[float], Any]) -> None:
-        try:
-            result = await run_flow(
-                engine.flow,
-                run.inputs,
-                engine,
-                record=engine,
-                start_at=start_at,
-                outputs=run.outputs,
-                trigger=run.trigger,
-                run_id=run.id,
-                sleep=sleep,
-            )
-        except asyncio.CancelledError:
-            return
-        except Exception as error:
-            log.exception("automation run %s failed", run.id)
-            message = f"{type(error).__name__}: {error}"
-            await self._db.write(lambda conn: repos.automations.update_run(
-                conn, run.id, status=R.FAILED, finished_at=self._clock(), error={"code": "internal", "message": message},
-            ))  # fmt: skip
-            self._announce_soon(run.id)
-            return
-        finally:
-            self._live.pop(run.id, None)
-        notifier = self._host.notifier
-        if notifier is None:
-            return
-        if str(result.status) == R.WAITING_FOR_HUMAN and engine.pending is not None:
-            pending = engine.pending
-            await notifier.offer(
-                kind="automation_approval",
-                tier="urgent",
-                title=f"{run.automation_name} waits for your approval",
-                body=f"Step {pending['stepId']} wants to run {pending['tool']}: {pending['reason']}",
-                key=f"approval:{run.id}",
-                run_id=run.id,
-                automation_id=run.automation_id,
-            )
-        elif str(result.status) == R.FAILED and result.error is not None:
-            await notifier.offer(
-                kind="automation_failed",
-                tier="helpful",
-                title=f"{run.automation_name} failed",
-                body=f"Step {result.step_id}: {result.error.message}"[:1000],
-                key=f"failed:{run.automation_id}",
-                run_id=run.id,
-                automation_id=run.automation_id,
-            )
-
-    async def wait(self, run_id: str) -> None:
-        """Wait until the run's steps stop running in this process (done, failed, parked, interrupted)."""
-        live = self._live.get(run_id)
-        if live is not None:
-            await asyncio.wait([live.task])
-
-    def _announce_soon(self, run_id: str) -> None:
-        task = asyncio.get_running_loop().create_task(self._announce(run_id))
-        self._announcing.add(task)
-        task.add_done_callback(self._announcing.discard)
-
-    async def _announce(self, run_id: str) -> None:
-        with contextlib.suppress(ProtocolError):
-            self._publish("automation/run", await self._run_info(run_id))
-
-    async def _run_row(self, run_id: str) -> RunRow:
-        run = await self._db.read(lambda conn: repos.automations.get_run(conn, run_id))
-        if run is None:
-            raise _run_not_found(run_id)
-        return run
-
-    async def _run_info(self, run_id: str) -> AutomationRunInfo:
-        run = await self._run_row(run_id)
-        steps = await self._db.read(lambda conn: repos.automations.steps_of(conn, [run_id]))
-        return run_info(run, steps[run_id])
+        return await self.run_log.info(run.id)
 
     async def runs(self, ref: str | None = None, run_id: str | None = None, limit: int = 50) -> list[AutomationRunInfo]:
-        if run_id is not None:
-            return [await self._run_info(run_id)]
-        automation_id = (await self._row(ref)).id if ref is not None else None
-        rows = await self._db.read(lambda conn: repos.automations.runs(conn, automation_id=automation_id, limit=limit))
-        steps = await self._db.read(lambda conn: repos.automations.steps_of(conn, [r.id for r in rows]))
-        return [run_info(row, steps[row.id]) for row in rows]
+        """Recent runs, newest first (of one automation, or the one run), with their steps."""
+        automation_id = (await self._row(ref)).id if ref is not None and run_id is None else None
+        return await self.run_log.list(automation_id, run_id, limit)
 
     async def cancel(self, run_id: str) -> AutomationRunInfo:
-        """Cancel a run that is running, waiting or interrupted (its agent step's operation too).
-
-        Raises:
-            ProtocolError: `run_not_found`; `not_running` when it has ended.
-        """
-        live = self._live.get(run_id)
-        if live is not None:
-            live.task.cancel()
-            await asyncio.wait([live.task])
-            return await self._run_info(run_id)
-        run = await self._run_row(run_id)
-        state = RunState(run.status)
-        if not RUNS.allows(state, R.CANCELLED):
-            raise ProtocolError(ErrorCode.NOT_RUNNING, f"Run {run_id} has ended ({run.status}).",
-                                source=ErrorSource.SERVER)  # fmt: skip
-        await self._db.write(lambda conn: repos.automations.update_run(
-            conn, run_id, status=R.CANCELLED, finished_at=self._clock(), pending=None,
-            error={"code": "cancelled", "message": "Cancelled by the user."},
-        ))  # fmt: skip
-        self._announce_soon(run_id)
-        return await self._run_info(run_id)
+        return await self.run_log.cancel(run_id)
 
     async def respond(self, run_id: str, approve: bool) -> AutomationRunInfo:
-        """Approve (run it, then go on) or reject (the run fails) the step a run waits on.
-
-        Raises:
-            ProtocolError: `run_not_found`; `not_resumable` when it waits on nothing this can answer.
-        """
-        run = await self._run_row(run_id)
-        pending = run.pending
-        if run.status != R.WAITING_FOR_HUMAN or not pending or run.id in self._live:
-            where = ""
-            if pending and pending.get("sessionId"):
-                where = f" Its agent step waits in session {pending['sessionId']}: answer there."
-            raise ProtocolError(ErrorCode.NOT_RESUMABLE, f"Run {run_id} waits on no approval here ({run.status})."
-                                + where, source=ErrorSource.SERVER)  # fmt: skip
-        step_id = str(pending["stepId"])
-        if approve:
-            RUNS.check(R.WAITING_FOR_HUMAN, R.RUNNING, subject=run_id)
-            await self._db.write(lambda conn: repos.automations.update_run(
-                conn, run_id, status=R.RUNNING, pending=None, approved_step=step_id))  # fmt: skip
-            await self._relaunch(run_id)
-        else:
-            message = f"The user rejected step {step_id} ({pending.get('tool')})."
-            now = self._clock()
-
-            def reject(conn: Any) -> None:
-                steps = repos.automations.steps_of(conn, [run_id])[run_id]
-                row = next((s for s in steps if s.step_id == step_id), None)
-                if row is not None:
-                    repos.automations.put_step(conn, RunStepRow(
-                        run_id, step_id, row.position, row.type, "failed", input=row.input,
-                        error={"code": "rejected", "message": message}, started_at=row.started_at,
-                    ))  # fmt: skip
-                repos.automations.update_run(conn, run_id, status=R.FAILED, finished_at=now, pending=None,
-                                             error={"code": "rejected", "message": message})  # fmt: skip
-
-            await self._db.write(reject)
-            self._announce_soon(run_id)
-        return await self._run_info(run_id)
-
-    async def _relaunch(self, run_id: str) -> None:
-        run = await self._run_row(run_id)
-        steps = await self._db.read(lambda conn: repos.automations.steps_of(conn, [run_id]))
-        self._launch(run, steps=steps[run_id])
-        self._announce_soon(run_id)
+        return await self.run_log.respond(run_id, approve)
 
     async def resume(self, run_id: str) -> AutomationRunInfo:
-        """Go on with an interrupted run. A step with side effects that was cut short asks first (the run waits on
-        it); an agent step's operation is resumed, its own interrupted calls asking again.
+        return await self.run_log.resume(run_id)
 
-        Raises:
-            ProtocolError: `run_not_found`; `not_resumable` unless the run is interrupted.
-        """
-        run = await self._run_row(run_id)
-        if run.status != R.INTERRUPTED or run.id in self._live:
-            raise ProtocolError(ErrorCode.NOT_RESUMABLE, f"Run {run_id} is not interrupted ({run.status}).",
-                                source=ErrorSource.SERVER)  # fmt: skip
-        steps = (await self._db.read(lambda conn: repos.automations.steps_of(conn, [run_id])))[run_id]
-        cut = next((s for s in reversed(steps) if s.status in ("running", "interrupted")), None)
-        if cut is not None and cut.type in ("toolCall", "mcpToolCall"):
-            arguments = cut.input.get("arguments", {}) if isinstance(cut.input, dict) else {}
-            flow = Flow.model_validate(run.definition)
-            step = flow.steps[flow.step_index(cut.step_id)]
-            tool = getattr(step, "tool", cut.type)
-            pending = {
-                "stepId": cut.step_id,
-                "tool": tool if cut.type == "toolCall" else f"{getattr(step, 'server', '')}/{tool}",
-                "arguments": arguments,
-                "reason": "The server stopped while this step ran, so it may or may not have taken effect. Run it "
-                "again?",
-            }
-            await self._db.write(lambda conn: repos.automations.update_run(
-                conn, run_id, status=R.WAITING_FOR_HUMAN, pending=pending, error=None))  # fmt: skip
-            self._announce_soon(run_id)
-            return await self._run_info(run_id)
-        await self._db.write(lambda conn: repos.automations.update_run(conn, run_id, status=R.RUNNING, error=None))
-        await self._relaunch(run_id)
-        return await self._run_info(run_id)
-
-    async def recover(self) -> None:
-        """At start: runs a previous process left running go on, or become `interrupted` (see the module doc)."""
-        rows = await self._db.read(lambda conn: repos.automations.runs_with_status(
-            conn, [R.RUNNING, R.WAITING_FOR_HUMAN]))  # fmt: skip
-        ids = [r.id for r in rows]
-        steps = await self._db.read(lambda conn: repos.automations.steps_of(conn, ids))
-        for run in rows:
-            run_steps = steps[run.id]
-            if run.status == R.WAITING_FOR_HUMAN:
-                if run.pending and run.pending.get("tool") == "agentStep":
-                    self._launch(run, steps=run_steps)  # it waits on its operation again
-                continue
-            cut = next((s for s in reversed(run_steps) if s.status == "running"), None)
-            flow = Flow.model_validate(run.definition)
-            step = flow.steps[flow.step_index(cut.step_id)] if cut is not None else None
-            if step is None or isinstance(step, ConditionStep | DelayStep | NotificationStep):
-                if cut is not None:
-                    run = await self._resume_point(run, flow.step_index(cut.step_id))
-                self._launch(run, steps=run_steps)
-                continue
-            kind = "agent step" if isinstance(step, AgentStep) else "step"
-            message = (f"The server stopped while {kind} {step.id} ran; it may or may not have taken effect. "
-                       "Resume the run to go on (it asks before running the step again).")  # fmt: skip
-
-            def interrupt(conn: Any, run: RunRow = run, cut: RunStepRow = cut, message: str = message) -> None:  # type: ignore[assignment]
-                repos.automations.put_step(conn, RunStepRow(
-                    run.id, cut.step_id, cut.position, cut.type, "interrupted", input=cut.input,
-                    started_at=cut.started_at, note="The server stopped while it ran.",
-                ))  # fmt: skip
-                repos.automations.update_run(conn, run.id, status=R.INTERRUPTED,
-                                             error={"code": "interrupted", "message": message})  # fmt: skip
-
-            await self._db.write(interrupt)
-            self._announce_soon(run.id)
-            if self._host.notifier is not None:
-                await self._host.notifier.offer(
-                    kind="automation_interrupted", tier="helpful", title=f"{run.automation_name} was interrupted",
-                    body=message, key=f"interrupted:{run.automation_id}", run_id=run.id,
-                    automation_id=run.automation_id,
-                )  # fmt: skip
-
-    async def _resume_point(self, run: RunRow, index: int) -> RunRow:
-        await self._db.write(lambda conn: repos.automations.update_run(conn, run.id, resume_at=index))
-        return await self._run_row(run.id)
+    async def wait(self, run_id: str) -> None:
+        await self.run_log.wait(run_id)
 
     # -- cron ------------------------------------------------------------------------------------------------
 
@@ -709,7 +364,7 @@ class AutomationService:
             except FlowInputError:
                 inputs = None  # required inputs: a scheduled run cannot give them
             runs = [
-                self._new_run(row, inputs, {"type": "cron", "scheduledFor": fire.at.isoformat(),
+                self.run_log.new_run(row, inputs, {"type": "cron", "scheduledFor": fire.at.isoformat(),
                                             "missed": fire.missed}, fire.key)
                 for fire in plan.fires
             ] if inputs is not None else []  # fmt: skip
@@ -722,8 +377,8 @@ class AutomationService:
                 return inserted
 
             for run in await self._db.write(record):
-                self._launch(run)
-                self._announce_soon(run.id)
+                self.run_log.launch(run)
+                self.run_log.announce_soon(run.id)
                 started.append(run.id)
             if inputs is None and plan.fires:
                 log.warning("automation %s has required inputs, so its schedule cannot run it", row.name)
@@ -751,17 +406,17 @@ class AutomationService:
         entry = self._flows.get(automation_id)
         if entry is None or self._stopping:
             return None
-        if any(live.engine.automation_id == automation_id for live in self._live.values()):
+        if self.run_log.running_for(automation_id):
             return None  # one run at a time per event-triggered flow: its own writes cannot make it loop
         row, _ = entry
         try:
-            run = await self._start(row, {}, trigger)
+            run = await self.run_log.start(row, {}, trigger)
         except ProtocolError:
             log.warning("automation %s has required inputs, so its trigger cannot run it", row.name)
             return None
         if run is None:
             return None
-        self._announce_soon(run.id)
+        self.run_log.announce_soon(run.id)
         return run.id
 
     # -- tools -----------------------------------------------------------------------------------------------
@@ -769,13 +424,13 @@ class AutomationService:
     async def run_for_tool(self, flow_name: str, inputs: dict[str, Any], session_id: str) -> tuple[str, str, Any]:
         row = await self._row(flow_name)
         try:
-            run = await self._start(row, inputs, {"type": "tool", "sessionId": session_id})
+            run = await self.run_log.start(row, inputs, {"type": "tool", "sessionId": session_id})
         except ProtocolError as error:
             raise ToolError(error.message) from None
         assert run is not None
-        await self.wait(run.id)
-        done = await self._run_row(run.id)
-        if done.status == R.DONE:
+        await self.run_log.wait(run.id)
+        done = await self.run_log.row(run.id)
+        if done.status == RunState.DONE:
             return run.id, done.status, done.result
         message = (done.error or {}).get("message", "") if done.error else ""
         return run.id, done.status, message

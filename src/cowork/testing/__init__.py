@@ -7,4 +7,6 @@
 - `cowork.testing.transcripts`: whole-transcript assertions (`transcript`) and typed `payloads`.
 - `cowork.testing.gates`: a `Gate` a scripted model step waits at until the test opens it.
 - `cowork.testing.files`: a path's permission bits (`mode`) and a block run under a given `umask`.
+- `cowork.testing.dbus`: a private D-Bus session bus and a real dunst on an X display (desktop notifications).
+- `cowork.testing.xdisplay`: an Xvfb display and windows on it (activity capture).
 """
