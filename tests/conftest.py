@@ -33,6 +33,8 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pyt
     # Never capture the desktop of whoever runs the tests: capture tests give their own Xvfb display explicitly.
     for name in ("DISPLAY", "WAYLAND_DISPLAY"):
         monkeypatch.delenv(name, raising=False)
+    # Nor pop notifications up on it: desktop-notification tests give their own private bus explicitly.
+    monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)
 
 
 @pytest.fixture

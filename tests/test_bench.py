@@ -132,3 +132,8 @@ def test_capture_bench_runs_and_reports_a_ratio() -> None:
     assert result.stdout.count("ratio pipeline/floor: ") == 2
     assert result.stdout.count("core share at 1 sample/s: ") == 2
     assert "pipeline with indexing: " in result.stdout and "hour texts embedded" in result.stdout
+
+
+def test_automations_bench_runs_and_reports_a_ratio() -> None:
+    result = run_bench("automations.py", "--steps", "3", "--rounds", "1")
+    assert "ratio run/floor:" in result.stdout

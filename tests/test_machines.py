@@ -71,3 +71,15 @@ def test_operation_status_facts() -> None:
 def test_tool_call_status_facts() -> None:
     resolved = {s for s in ToolCallStatus if s.is_resolved}
     assert resolved == {ToolCallStatus.FINISHED, ToolCallStatus.REJECTED, ToolCallStatus.CANCELLED}
+
+
+def test_automation_runs_end_where_the_protocol_says_they_end() -> None:
+    from typing import get_args
+
+    from cowork.automations import RUNS, RunState
+    from cowork.protocol import AutomationRunStatus
+
+    assert {state.value for state in RunState} == set(get_args(AutomationRunStatus))
+    assert {state.value for state in RUNS.final} == {"done", "failed", "cancelled"}
+    assert RUNS.allows(RunState.INTERRUPTED, RunState.WAITING_FOR_HUMAN)  # resume asks before a side effect
+    assert not RUNS.allows(RunState.DONE, RunState.RUNNING)

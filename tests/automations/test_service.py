@@ -141,3 +141,21 @@ async def test_agent_step_runs_an_operation_in_the_automation_session(
     assert run.session_id is not None
     session = await core.sessions.get(run.session_id)
     assert session.title == "Automation: summary"
+
+
+async def test_a_run_stopped_with_the_server_goes_on_at_the_next_start(harness: CoreHarness, workspace: Path) -> None:
+    flow = (
+        "name: later\nsteps:\n  - id: wait\n    type: delay\n    seconds: 1\n"
+        "  - id: greet\n    type: toolCall\n    tool: write\n    arguments: {filePath: later.txt, content: hi}\n"
+    )
+    core = await harness.core()
+    await core.automations.create(parse_definition(None, flow))
+    started = await core.automations.run("later", {})
+    await asyncio.sleep(0.3)
+    await core.stop()  # a clean stop, inside the delay
+    harness.cores.remove(core)
+    assert not (workspace / "later.txt").exists()
+    core = await harness.core()
+    run = await finished(core, started.id, "done")
+    assert (workspace / "later.txt").read_text() == "hi"
+    assert [(s.step_id, s.status) for s in run.steps] == [("wait", "done"), ("greet", "done")]

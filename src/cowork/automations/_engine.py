@@ -128,8 +128,7 @@ class RunEngine:
         approved = self._approved
 
         def write(conn: Any) -> None:
-            previous = repos.automations.steps_of(conn, [self.run_id])[self.run_id]
-            started = next((s for s in previous if s.step_id == step.id), None)
+            started = repos.automations.get_step(conn, self.run_id, step.id)
             repos.automations.put_step(
                 conn,
                 RunStepRow(
@@ -175,8 +174,7 @@ class RunEngine:
         index = self._position(step)
 
         def write(conn: Any) -> None:
-            previous = repos.automations.steps_of(conn, [self.run_id])[self.run_id]
-            started = next((s for s in previous if s.step_id == step.id), None)
+            started = repos.automations.get_step(conn, self.run_id, step.id)
             repos.automations.put_step(
                 conn,
                 RunStepRow(
@@ -201,11 +199,9 @@ class RunEngine:
         if result.status is RunStatus.WAITING_FOR_HUMAN:
             values.update(status="waiting_for_human", resume_at=result.resume_at, pending=self.pending)
         elif result.status is RunStatus.CANCELLED and self.stopping:
-            values.update(
-                status="interrupted",
-                resume_at=result.resume_at,
-                error={"code": "interrupted", "message": "The server stopped while this step ran."},
-            )
+            # The server is stopping: the run stays `running`, and the next start's recovery decides from the step
+            # it was in (a delay goes on by itself; a step with side effects becomes `interrupted`).
+            values["resume_at"] = result.resume_at
         else:
             values.update(status=str(result.status), finished_at=now, pending=None, resume_at=None)
             if result.status is RunStatus.DONE:
@@ -273,8 +269,7 @@ class RunEngine:
         started = self._clock()
 
         def write(conn: Any) -> None:
-            previous = repos.automations.steps_of(conn, [self.run_id])[self.run_id]
-            row = next((s for s in previous if s.step_id == step.id), None)
+            row = repos.automations.get_step(conn, self.run_id, step.id)
             data = dict(row.input) if row is not None and isinstance(row.input, dict) else {}
             data["operationId"] = operation_id
             data["sessionId"] = session_id

@@ -90,6 +90,8 @@ class Runs:
         clock: Callable[[], datetime],
     ) -> None:
         self._db = db
+        self.host = host
+        """What steps need of the core (the benchmark borrows its tool context)."""
         self._host = host
         self._tools = tools
         self._publish = publish
@@ -97,6 +99,7 @@ class Runs:
         self._live: dict[str, _Live] = {}
         self._stopping = False
         self._announcing: set[asyncio.Task[None]] = set()
+        self._to_announce: set[str] = set()
 
     async def stop(self) -> None:
         """Stop every live run; those in a step are `interrupted`, resumed at the next start."""
@@ -249,11 +252,17 @@ class Runs:
             await asyncio.wait([live.task])
 
     def announce_soon(self, run_id: str) -> None:
+        """Send the run as it stands to every connection, soon: changes that come while one announcement waits for
+        its turn are carried by that one (a client gets the latest state, not every intermediate one)."""
+        if run_id in self._to_announce:
+            return
+        self._to_announce.add(run_id)
         task = asyncio.get_running_loop().create_task(self._announce(run_id))
         self._announcing.add(task)
         task.add_done_callback(self._announcing.discard)
 
     async def _announce(self, run_id: str) -> None:
+        self._to_announce.discard(run_id)  # from here on, a change needs an announcement of its own
         with contextlib.suppress(ProtocolError):
             self._publish("automation/run", await self.info(run_id))
 
@@ -400,7 +409,9 @@ class Runs:
             message = (f"The server stopped while {kind} {step.id} ran; it may or may not have taken effect. "
                        "Resume the run to go on (it asks before running the step again).")  # fmt: skip
 
-            def interrupt(conn: Any, run: RunRow = run, cut: RunStepRow = cut, message: str = message) -> None:  # type: ignore[assignment]
+            assert cut is not None  # a step with side effects was found from it
+
+            def interrupt(conn: Any, run: RunRow = run, cut: RunStepRow = cut, message: str = message) -> None:
                 repos.automations.put_step(conn, RunStepRow(
                     run.id, cut.step_id, cut.position, cut.type, "interrupted", input=cut.input,
                     started_at=cut.started_at, note="The server stopped while it ran.",

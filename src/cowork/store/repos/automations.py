@@ -27,6 +27,7 @@ __all__ = [
     "get",
     "get_by_name",
     "get_run",
+    "get_step",
     "insert",
     "insert_run",
     "last_runs",
@@ -326,6 +327,11 @@ def put_step(conn: Connection, row: RunStepRow) -> None:
             duration_ms=row.duration_ms,
         )
     )
+
+
+def get_step(conn: Connection, run_id: str, step_id: str) -> RunStepRow | None:
+    r = conn.execute(sa.select(steps_t).where(steps_t.c.run_id == run_id, steps_t.c.step_id == step_id)).first()
+    return _step(r) if r is not None else None
 
 
 def steps_of(conn: Connection, run_ids: Sequence[str]) -> dict[str, list[RunStepRow]]:
