@@ -7,11 +7,11 @@ Multi-line text (prompts, notification bodies) is written as a `|` block so a fi
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import ValidationError
 
 from ._model import Flow
@@ -30,16 +30,20 @@ class FlowFileError(ValueError):
         self.problems = problems
 
 
-class _Dumper(yaml.SafeDumper):
-    """Safe YAML, with multi-line strings as literal blocks."""
+@functools.cache
+def _dumper() -> type[Any]:
+    """Safe YAML, with multi-line strings as literal blocks (made on first use: the server starts without yaml)."""
+    import yaml
 
+    class Dumper(yaml.SafeDumper):
+        pass
 
-def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+    def represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+        style = "|" if "\n" in value else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
-
-_Dumper.add_representer(str, _represent_str)
+    Dumper.add_representer(str, represent_str)
+    return Dumper
 
 
 def _location(flow_data: Any, loc: tuple[int | str, ...]) -> str:
@@ -90,6 +94,8 @@ def load_flow(text: str, format: FileFormat = "yaml", source: str = "") -> Flow:
     Raises:
         FlowFileError: the text does not parse, or does not describe a valid flow.
     """
+    import yaml
+
     try:
         data = tomllib.loads(text) if format == "toml" else yaml.safe_load(text)
     except (tomllib.TOMLDecodeError, yaml.YAMLError) as error:
@@ -102,7 +108,9 @@ def dump_flow(flow: Flow) -> str:
     data = flow.model_dump(mode="json", exclude_defaults=True)
     # id and type first: a step reads as "what it is" before its settings.
     data["steps"] = [{"id": step.pop("id"), "type": step.pop("type"), **step} for step in data["steps"]]
-    text: str = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+    import yaml
+
+    text: str = yaml.dump(data, Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=100)
     return text
 
 

@@ -18,17 +18,7 @@ from typing import Any, Protocol
 
 from cowork.config import CoworkConfig
 from cowork.notify import Decision
-from cowork.policy import (
-    CallFacts,
-    CommandPaths,
-    PathDenied,
-    PathPolicy,
-    Places,
-    PolicyContext,
-    PolicyDecision,
-    ToolOverride,
-    classify,
-)
+from cowork.policy import CallFacts, PathDenied, PathPolicy, Places, PolicyContext, PolicyDecision, ToolOverride
 from cowork.policy import decide as decide_approval
 from cowork.protocol import NotificationTier, OperationStatus
 from cowork.tools import Tool, ToolContext
@@ -103,6 +93,8 @@ class CoreHost:
         declared = tool.facts(dict(arguments))
         command = None
         if declared.shell_command is not None:
+            from cowork.policy import CommandPaths, classify  # the shell parser loads with the first command
+
             permissions = config.permissions
             roots = [*permissions.extra_read_roots, *permissions.extra_write_roots, *config.sandbox.extra_writable]
             paths = CommandPaths.build(self.workspace, cowork_home=self.home, roots=roots)

@@ -11,7 +11,6 @@ from pathlib import PurePosixPath
 from typing import Annotated, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import croniter
 from pydantic import Field, field_validator
 
 from cowork.protocol import EVENT_PAYLOADS
@@ -64,6 +63,8 @@ class CronTrigger(FlowValue):
                 f"cron expression {value!r} needs five fields (minute hour day-of-month month day-of-week) "
                 "or one of " + ", ".join(sorted(_NICKNAMES))
             )
+        from croniter import croniter  # loaded with the first cron flow, not at start-up
+
         if not croniter.is_valid(text):
             raise ValueError(f"{value!r} is not a valid cron expression")
         return text
@@ -82,6 +83,8 @@ class CronTrigger(FlowValue):
         if moment.tzinfo is None:
             raise ValueError("next_after needs an aware datetime")
         start = moment.astimezone(ZoneInfo(self.timezone))
+        from croniter import croniter
+
         return croniter(self.expression, start).get_next(datetime)
 
 
