@@ -73,8 +73,11 @@ async def test_create_run_and_record_each_step(harness: CoreHarness, workspace: 
     assert "hello Ada" in str(run.steps[1].output)
     assert run.result == run.steps[2].output
     assert isinstance(run.result, dict) and run.result["outcome"] == "delivered"
-    methods = [m for m, _ in seen]
-    assert "automation/run" in methods and "notification/delivered" in methods
+    async def announced() -> None:
+        while not [p for m, p in seen if m == "automation/run" and p.status == "done"]:  # noqa: ASYNC110 - polls
+            await asyncio.sleep(0.02)
+
+    await asyncio.wait_for(announced(), 5)  # progress goes out within 50 ms of a change
     [delivered] = [p for m, p in seen if m == "notification/delivered"]
     assert delivered.title == "Wrote hello.txt" and delivered.body == "for Ada" and delivered.run_id == run.id
 

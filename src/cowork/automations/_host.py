@@ -11,8 +11,9 @@ network is off, tools the user set to `always` ask, and creating automations. Th
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -24,6 +25,8 @@ from cowork.protocol import NotificationTier, OperationStatus
 from cowork.tools import Tool, ToolContext
 
 __all__ = ["AgentTaskRunner", "CoreHost", "Notifier", "StepHost"]
+
+_POLICY_SECONDS = 10.0
 
 
 class AgentTaskRunner(Protocol):
@@ -87,6 +90,7 @@ class CoreHost:
     """(automation id, automation name) → the id of its session, made if needed."""
     tasks: AgentTaskRunner | None = None
     notifier: Notifier | None = None
+    _paths: tuple[float, PathPolicy] | None = field(default=None, init=False, repr=False)
 
     def decide(self, tool: Tool[Any], arguments: Mapping[str, Any]) -> PolicyDecision:
         config = self.config.tools
@@ -136,20 +140,30 @@ class CoreHost:
                 return reason
         return None
 
-    def tool_context(self, run_id: str, step_id: str) -> ToolContext:
-        config = self.config
-        permissions = config.tools.permissions
-        output = config.agent.output_directory
-        return ToolContext(
-            workspace=self.workspace,
-            paths=PathPolicy.build(
+    def _path_policy(self) -> PathPolicy:
+        """The workspace's path policy, built at most every `_POLICY_SECONDS` (building resolves every protected
+        place, which costs about a millisecond; a place made meanwhile is picked up at the next build)."""
+        now = time.monotonic()
+        if self._paths is None or now - self._paths[0] > _POLICY_SECONDS:
+            config = self.config
+            permissions = config.tools.permissions
+            output = config.agent.output_directory
+            policy = PathPolicy.build(
                 self.workspace,
                 home=self.home,
                 output_dir=Path(output) if output else None,
                 extra_read=permissions.extra_read_roots,
                 extra_write=(*permissions.extra_write_roots, *config.tools.sandbox.extra_writable),
                 deny=permissions.deny,
-            ),
+            )
+            self._paths = (now, policy)
+        return self._paths[1]
+
+    def tool_context(self, run_id: str, step_id: str) -> ToolContext:
+        config = self.config
+        return ToolContext(
+            workspace=self.workspace,
+            paths=self._path_policy(),
             settings=config.tools,
             network=config.tools.sandbox.network,
             output_dir=self.home / "tool-output" / run_id,

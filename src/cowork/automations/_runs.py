@@ -36,6 +36,9 @@ __all__ = ["RUNS", "RunState", "Runs"]
 
 log = logging.getLogger(__name__)
 
+_ANNOUNCE_AFTER = 0.05
+"""Seconds an announcement waits for more changes of its run (a client sees progress within this)."""
+
 
 class RunState(StrEnum):
     RUNNING = "running"
@@ -262,6 +265,7 @@ class Runs:
         task.add_done_callback(self._announcing.discard)
 
     async def _announce(self, run_id: str) -> None:
+        await asyncio.sleep(_ANNOUNCE_AFTER)  # a fast flow's steps go out together, not one read per change
         self._to_announce.discard(run_id)  # from here on, a change needs an announcement of its own
         with contextlib.suppress(ProtocolError):
             self._publish("automation/run", await self.info(run_id))
