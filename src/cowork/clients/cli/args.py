@@ -1,4 +1,5 @@
-"""The `cowork` command line's arguments: the REPL's, `cowork run`'s, `cowork tui`'s, `cowork doctor`'s, `cowork logs`'.
+"""The `cowork` command line's arguments: the REPL's, `cowork run`'s, `cowork tui`'s, `cowork doctor`'s, `cowork logs`'
+(and `cowork automation`'s, in `automation_args`).
 
 Only argparse here, so `cowork --help` and `cowork serve` parse their arguments without loading a client.
 """
@@ -8,6 +9,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 from typing import Any
+
+from cowork.clients.automation_args import add_automation_parser
 
 __all__ = [
     "add_doctor_parser",
@@ -50,6 +53,7 @@ def add_run_parser(sub: Any) -> None:
     run.add_argument("--url", help="server URL (default: the local server, started if needed)")
     run.add_argument("--token", help="bearer token for --url (default: COWORK_TOKEN or the local token file)")
     add_tui_parser(sub)
+    add_automation_parser(sub)
 
 
 def add_tui_parser(sub: Any) -> None:

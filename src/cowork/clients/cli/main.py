@@ -24,6 +24,10 @@ def _address(args: argparse.Namespace) -> ServerAddress | None:
 def main_repl(args: argparse.Namespace) -> int:
     if getattr(args, "command", None) == "tui":  # `cowork tui` (registered by add_run_parser)
         return main_tui(args)
+    if getattr(args, "command", None) == "automation":  # `cowork automation` (registered by add_run_parser)
+        from .automation_cmds import main_automation
+
+        return main_automation(args)
     from .repl import ReplOptions, run_repl  # imported here: `cowork run` needs no prompt_toolkit
 
     workspace = (args.workspace or Path.cwd()).resolve()
