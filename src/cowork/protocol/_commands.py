@@ -114,6 +114,20 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
         "try harder: run the last turn again on the next stronger model (shows the cost first)",
         _REPL,
     ),
+    _cmd("automations", "/automations", "saved automations: state, trigger, last and next run", _TERMINAL),
+    _cmd(
+        "automation",
+        "/automation run NAME [--input KEY=VALUE …] | approve|reject|cancel|resume RUN | show|runs|run-info|import|"
+        "export|enable|disable|delete …",
+        "run an automation and follow it, answer a run that waits for approval, and the rest of `cowork automation`",
+        _TERMINAL,
+    ),
+    _cmd(
+        "notifications",
+        "/notifications [accept|dismiss|snooze|expand ID]",
+        "recent proactive notifications (from automations), or answer one",
+        _TERMINAL,
+    ),
     _cmd("quit", "/quit", "exit", _TERMINAL),
 )
 

@@ -8,18 +8,22 @@ from pathlib import Path
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion, PathCompleter
 from prompt_toolkit.document import Document
 
+from cowork.clients.automation_args import ACTIONS as AUTOMATION_ACTIONS
+
 from .mcp_cmds import MCP_ACTIONS
+from .notification_cmds import NOTIFICATION_VERBS
 
 __all__ = ["SlashCompleter"]
 
 _ON_OFF = ("on", "off")
+_RUN_ACTIONS = ("run-info", "cancel", "resume", "approve", "reject")
 
 
 class SlashCompleter(Completer):
     """Completes `/command`, then its first word (on/off, an MCP action, a tool), then names or folders.
 
-    `names(kind)` gives what the REPL knows right now: `tools`, `mcp` (server names), `sessions`; `cwd()` is the
-    folder relative paths start from.
+    `names(kind)` gives what the REPL knows right now: `tools`, `mcp` (server names), `sessions`, `automations`,
+    `runs`, `notifications`; `cwd()` is the folder relative paths start from.
     """
 
     def __init__(
@@ -63,6 +67,16 @@ class SlashCompleter(Completer):
             return ("always", "never", "inherit") if len(before) == 1 else ()
         if command == "/resume" and not before:
             return self.names("sessions")
+        if command == "/automation":
+            if not before:
+                return AUTOMATION_ACTIONS
+            if len(before) == 1 and before[0] not in ("list", "import"):
+                return self.names("runs" if before[0] in _RUN_ACTIONS else "automations")
+            return ()
+        if command == "/notifications":
+            if not before:
+                return NOTIFICATION_VERBS
+            return self.names("notifications") if len(before) == 1 else ()
         return ()
 
     def _folders(self, rest: str, event: CompleteEvent) -> Iterator[Completion]:

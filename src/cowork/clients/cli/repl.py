@@ -124,6 +124,7 @@ from .keys import KeyReader, LineEditor, prompt_bindings
 from .mcp_cmds import MCP_HELP, run_mcp_command
 from .memory_cmds import run_memory_command, run_pin_command
 from .models_cmds import run_model_command
+from .notification_cmds import ReplAutomations, run_automation_command, run_notifications_command
 from .render import TurnView, print_error
 from .source_cmds import run_source_command
 
@@ -182,6 +183,11 @@ class Repl:
     answered: set[tuple[str, str]] = field(default_factory=set)
     """Requests this REPL has answered: one asked both in `session/get`'s pending list and by its event (it came
     while the turn was starting) is asked once."""
+    automations: ReplAutomations = field(init=False)
+    """Notifications and automation runs: the lines they print above the prompt, `/automation`'s follow-up."""
+
+    def __post_init__(self) -> None:
+        self.automations = ReplAutomations(self)
 
     async def load_capture(self, init: InitializeResult) -> None:
         """Capture's status now (then each `capture/status` notification keeps it): the indicator under the prompt,
@@ -228,6 +234,8 @@ class Repl:
         )
 
     def _on_notification(self, method: str, params: dict[str, Any]) -> None:
+        if self.automations.on_notification(method, params):
+            return
         if method == "capture/status":
             self.capture = params
             self._refresh_toolbar()
@@ -601,6 +609,9 @@ class Repl:
             "/source": lambda a: run_source_command(self, a),
             "/pin": lambda a: run_pin_command(self, a, pin=True),
             "/unpin": lambda a: run_pin_command(self, a, pin=False),
+            "/automations": lambda a: run_automation_command(self, f"list {a}"),
+            "/automation": lambda a: run_automation_command(self, a),
+            "/notifications": lambda a: run_notifications_command(self, a),
             "/network": lambda a: self._switch("network", a),
             "/yolo": lambda a: self._switch("yolo", a),
         }
@@ -679,17 +690,30 @@ class Repl:
         )
 
     def known_names(self, kind: str) -> Iterable[str]:
-        """What tab completion offers after a command: tools, MCP servers, sessions seen so far."""
-        return {"tools": self.tool_names, "mcp": self.mcp_names, "sessions": self.session_ids}.get(kind, ())
+        """What tab completion offers after a command: tools, MCP servers, sessions, automations, runs and
+        notifications seen so far."""
+        known = {
+            "tools": self.tool_names,
+            "mcp": self.mcp_names,
+            "sessions": self.session_ids,
+            "automations": self.automations.names,
+            "runs": self.automations.run_ids[::-1],
+            "notifications": self.automations.notification_ids[::-1],
+        }
+        return known.get(kind, ())
 
     async def load_names(self) -> None:
-        """Tool and MCP server names for completion; quietly nothing when the server cannot say."""
+        """Tool, MCP server and automation names for completion; quietly nothing when the server cannot say."""
         try:
             tools: ToolListResult = await self.rpc.request("tool/list")
             self.tool_names = [tool.name for tool in tools.tools]
             servers = await self.rpc.call("mcp/list", {})
             self.mcp_names = [str(s.get("name")) for s in servers.get("servers", [])]
         except (RpcError, ValidationError, AttributeError):
+            pass
+        try:
+            await self.automations.load_names()
+        except (RpcError, ValidationError):  # an older server: no automations
             pass
 
     async def _switch(self, name: str, arg: str) -> None:
