@@ -91,6 +91,7 @@ from cowork.protocol import (
     parse_event,
 )
 
+from .automations import TuiAutomations
 from .commands import is_command, run_command
 from .screens import ApprovalAnswer, ApprovalScreen, ConfirmScreen, ModelPickerScreen, QuestionScreen
 from .state import SessionState
@@ -165,6 +166,15 @@ class CaptureStatusArrived(Message):
         self.status = status
 
 
+class AutomationsArrived(Message):
+    """A `notification/delivered` or an `automation/run` (see `automations.py`)."""
+
+    def __init__(self, method: str, params: dict[str, Any]) -> None:
+        super().__init__()
+        self.method = method
+        self.params = params
+
+
 class CoworkApp(App[int]):
     """The Cowork terminal UI. Without options it does not connect (tests feed it events directly)."""
 
@@ -199,6 +209,8 @@ class CoworkApp(App[int]):
         self.connected = asyncio.Event()
         # What was sent before a session was open (typed while connecting or reconnecting): sent once it is.
         self._unsent: list[str] = []
+        self.automations = TuiAutomations(self)
+        """Toasts for notifications and automation runs that wait or end."""
 
     # -- layout -----------------------------------------------------------------------------------------------
 
@@ -388,6 +400,8 @@ class CoworkApp(App[int]):
             self.post_message(McpStatusArrived(params))
         elif method == "capture/status":
             self.post_message(CaptureStatusArrived(params))
+        elif method in ("notification/delivered", "automation/run"):
+            self.post_message(AutomationsArrived(method, params))
 
     async def _subscribe(self, client: RpcClient) -> None:
         """Subscribe to the shown session from the last event seen (0: all of it), then bring back its requests."""
@@ -516,6 +530,9 @@ class CoworkApp(App[int]):
     def on_capture_status_arrived(self, message: CaptureStatusArrived) -> None:
         self.capture = message.status
         self._refresh_usage()
+
+    def on_automations_arrived(self, message: AutomationsArrived) -> None:
+        self.automations.handle(message.method, message.params)
 
     def on_mcp_status_arrived(self, message: McpStatusArrived) -> None:
         with contextlib.suppress(NoMatches):

@@ -33,6 +33,7 @@ from cowork.protocol import (
 )
 
 from . import restore
+from .automations import automation_command, notifications_command
 from .trace_screen import show_trace
 
 if TYPE_CHECKING:
@@ -338,5 +339,8 @@ _HANDLERS: dict[str, Callable[[CoworkApp, str], Awaitable[None]]] = {
     "plan": _plan,
     "search": _search,
     "usage": _usage,
+    "automations": lambda app, arg: automation_command(app, f"list {arg}"),
+    "automation": automation_command,
+    "notifications": notifications_command,
 }
 """What each of the TUI's commands does (`help` is answered from the table itself)."""

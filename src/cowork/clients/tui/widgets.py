@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, assert_never
 
+from rich.console import RenderableType
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.markup import escape
@@ -152,7 +153,7 @@ class ChatView(VerticalScroll):
         if follow:
             self.scroll_end(animate=False)
 
-    async def note(self, text: str | Text, classes: str = "note") -> None:
+    async def note(self, text: RenderableType, classes: str = "note") -> None:
         await self._add(Static(text, classes=classes))
 
     async def handle(self, event: ReceivedEvent) -> None:  # noqa: C901 (one flat case per event type is the point)
