@@ -39,17 +39,20 @@ __all__ = [
     "FlowFormat",
     "approval_hint",
     "automation_detail",
+    "automations_lines",
     "automations_table",
     "duration",
     "flow_format",
     "input_types",
     "notification_hint",
     "notification_line",
+    "notifications_lines",
     "notifications_table",
     "parse_inputs",
     "pending_text",
     "run_detail",
     "run_heading",
+    "runs_lines",
     "runs_table",
     "step_line",
     "trigger_text",
@@ -306,6 +309,42 @@ def runs_table(runs: list[AutomationRunInfo]) -> Table:
     return table
 
 
+def automations_lines(automations: list[AutomationInfo]) -> Text:
+    """The list for a narrow place (the TUI's chat): a line per automation and a dim one under it."""
+    text = Text()
+    for a in automations:
+        text.append(clean(a.name), style="bold")
+        text.append("  enabled" if a.enabled else "  disabled", style="green" if a.enabled else "dim")
+        text.append(f"  {trigger_text(a.trigger)}\n")
+        said = [clean(shorten(a.description, 60))] if a.description else []
+        if a.last_run is not None:
+            said.append(f"last run {a.last_run.status} {a.last_run.started_at.astimezone():%m-%d %H:%M}")
+        if a.next_run_at is not None:
+            said.append(f"next {a.next_run_at.astimezone():%m-%d %H:%M}")
+        if said:
+            text.append("  " + " · ".join(said) + "\n", style="dim")
+    text.rstrip()
+    return text
+
+
+def runs_lines(runs: list[AutomationRunInfo]) -> Text:
+    """Runs for a narrow place: the heading of each, its id whole (to copy)."""
+    return Text("\n").join(run_heading(run) for run in runs)
+
+
+def notifications_lines(notes: list[NotificationInfo]) -> Text:
+    """Notifications for a narrow place: the title coloured by tier, then its id, time and answer, then the body."""
+    text = Text()
+    for note in notes:
+        text.append(shorten(clean(note.title), 80), style=f"bold {TIER_STYLE.get(note.tier, '')}")
+        text.append(f"\n  {note.id} · {note.delivered_at.astimezone():%m-%d %H:%M}", style="dim")
+        text.append(f" · {note.response}\n" if note.response else "\n", style="dim")
+        if note.body.strip():
+            text.append(f"  {shorten(clean(note.body), 160)}\n")
+    text.rstrip()
+    return text
+
+
 def _inputs(a: AutomationInfo) -> Text | None:
     declared = a.definition.get("inputs")
     if not isinstance(declared, dict) or not declared:
@@ -318,8 +357,9 @@ def _inputs(a: AutomationInfo) -> Text | None:
     return Text("Inputs: " + clean(", ".join(parts)))
 
 
-def automation_detail(a: AutomationInfo, runs: list[AutomationRunInfo]) -> list[Text | Table]:
-    """`show`: the automation's state, inputs, steps, warnings, recent runs and its flow file."""
+def automation_detail(a: AutomationInfo, runs: list[AutomationRunInfo], *, narrow: bool = False) -> list[Text | Table]:
+    """`show`: the automation's state, inputs, steps, warnings, recent runs (`narrow`: as lines, not a table) and its
+    flow file."""
     state = Text("enabled", style="green") if a.enabled else Text("disabled", style="dim")
     head = Text.assemble((clean(a.name), "bold"), f"  {a.id} · ", state, f" · version {a.version} · ")
     head.append(trigger_text(a.trigger))
@@ -348,7 +388,7 @@ def automation_detail(a: AutomationInfo, runs: list[AutomationRunInfo]) -> list[
         shown.append(Text(f"⚠ {clean(warning)}", style="yellow"))
     if runs:
         shown.append(Text("Recent runs:", style="bold"))
-        shown.append(runs_table(runs))
+        shown.append(runs_lines(runs) if narrow else runs_table(runs))
     else:
         shown.append(Text("No runs yet.", style="dim"))
     shown.append(Text("Flow file (cowork automation export):", style="bold"))

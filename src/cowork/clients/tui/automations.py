@@ -23,14 +23,14 @@ from cowork.clients.automations import (
     TIER_SEVERITY,
     approval_hint,
     automation_detail,
-    automations_table,
+    automations_lines,
     input_types,
     notification_hint,
-    notifications_table,
+    notifications_lines,
     parse_inputs,
     run_detail,
     run_heading,
-    runs_table,
+    runs_lines,
 )
 from cowork.clients.format import clean, shorten, summarize_arguments
 from cowork.protocol import (
@@ -135,7 +135,7 @@ async def notifications_command(app: CoworkApp, arg: str) -> None:
             app.rpc_request("notification/list", NotificationListParams(limit=20))
         )
         if raw is not None:
-            listed = notifications_table(raw.notifications) if raw.notifications else Text("No notifications yet.")
+            listed = notifications_lines(raw.notifications) if raw.notifications else Text("No notifications yet.")
             await app.chat.note(listed)
         return
     if len(words) != 2 or words[0] not in ("accept", "dismiss", "snooze", "expand"):
@@ -170,7 +170,7 @@ async def _list(app: CoworkApp, _args: argparse.Namespace) -> RenderableType:
     result: AutomationListResult = await app.rpc_request("automation/list", None)
     if not result.automations:
         return Text("No automations yet: cowork automation import FILE saves one from a flow file.", style="dim")
-    return automations_table(result.automations)
+    return automations_lines(result.automations)
 
 
 async def _show(app: CoworkApp, args: argparse.Namespace) -> RenderableType:
@@ -178,7 +178,7 @@ async def _show(app: CoworkApp, args: argparse.Namespace) -> RenderableType:
     runs: AutomationRunsResult = await app.rpc_request(
         "automation/runs", AutomationRunsParams(id=automation.id, limit=5)
     )
-    return Group(*automation_detail(automation, runs.runs))
+    return Group(*automation_detail(automation, runs.runs, narrow=True))
 
 
 async def _run(app: CoworkApp, args: argparse.Namespace) -> RenderableType:
@@ -197,7 +197,7 @@ async def _runs(app: CoworkApp, args: argparse.Namespace) -> RenderableType:
     result: AutomationRunsResult = await app.rpc_request(
         "automation/runs", AutomationRunsParams(id=args.name, limit=args.limit)
     )
-    return runs_table(result.runs) if result.runs else Text("No runs yet.", style="dim")
+    return runs_lines(result.runs) if result.runs else Text("No runs yet.", style="dim")
 
 
 async def _run_info(app: CoworkApp, args: argparse.Namespace) -> RenderableType:
@@ -222,7 +222,9 @@ async def _run_change(app: CoworkApp, args: argparse.Namespace) -> RenderableTyp
     if run.status not in FINAL:
         app.automations.watched.add(run.id)
     said = {"approve": "Approved", "reject": "Rejected", "cancel": "Cancelled", "resume": "Resumed"}[args.action]
-    return Text.assemble(f"{said}: ", run_heading(run))
+    if run.status in FINAL:
+        return Text.assemble(f"{said}: ", run_heading(run))
+    return Text(f"{said}: {clean(run.automation_name)} (run {run.id}); a notification says how it ends.", "dim")
 
 
 _ACTIONS: dict[str, Callable[[CoworkApp, argparse.Namespace], Awaitable[RenderableType]]] = {
