@@ -170,19 +170,21 @@ def _value(value: JsonValue, width: int) -> str:
     return shorten(clean(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)), width)
 
 
-def step_line(step: AutomationRunStepInfo, width: int = 100) -> Text:
-    """One step of a run: `  ✔ greet  toolCall  12 ms  → output`, a failure's error or why it waits or was skipped."""
+def step_line(step: AutomationRunStepInfo, width: int = 120) -> Text:
+    """One step of a run: `  ✔ greet  toolCall  12 ms  → output`, a failure's error or why it waits or was skipped;
+    the output and note cut to end the line by `width`, an error whole (to a point: it is what the reader wants)."""
     mark, style = STEP_MARK.get(step.status, ("?", ""))
     line = Text.assemble(f"  {mark} ", (clean(step.step_id), "bold"), f"  {clean(step.type)}")
     line.stylize(style, 0, 4)
     if step.duration_ms is not None:
         line.append(f"  {duration(step.duration_ms / 1000)}", style="dim")
-    if step.error is not None:  # whole (to a point): why it failed is what the reader looks for
-        line.append(f"  {clean(step.error.code)}: {shorten(clean(step.error.message), max(width, 400))}", style="red")
+    room = max(20, width - line.cell_len - 4)
+    if step.error is not None:
+        line.append(f"  {clean(step.error.code)}: {shorten(clean(step.error.message), 400)}", style="red")
     elif step.note:
-        line.append(f"  {shorten(clean(step.note), width)}", style="dim")
+        line.append(f"  {shorten(clean(step.note), room)}", style="dim")
     elif step.status == "done" and step.output is not None:
-        line.append(f"  → {_value(step.output, width)}", style="dim")
+        line.append(f"  → {_value(step.output, room)}", style="dim")
     return line
 
 
@@ -420,7 +422,7 @@ def run_detail(run: AutomationRunInfo, command: str = "cowork automation") -> li
         what += f" · session {run.session_id}"
     shown.append(Text(what, style="dim"))
     for step in run.steps:
-        shown.append(step_line(step, width=200))
+        shown.append(step_line(step, width=160))
         if step.input is not None:
             shown.append(_block("input", step.input))
         if step.output is not None:

@@ -245,7 +245,7 @@ async def _run_info(ctx: Context, args: argparse.Namespace) -> int:
         _json(ctx, run)
         return ExitCode.OK
     for line in run_detail(run, ctx.command):
-        ctx.out.print(line, soft_wrap=not ctx.out.is_terminal)
+        ctx.out.print(line)
     return ExitCode.OK
 
 
@@ -343,10 +343,11 @@ async def _main(args: argparse.Namespace, ctx_holder: list[Context]) -> int:
     try:
         await client.call("initialize", {"clientInfo": {"name": "cowork-automation", "version": "1"}})
         terminal = sys.stdin.isatty() and sys.stdout.isatty()
+        # A file or a pipe gets whole lines, not lines wrapped at 80 columns.
         ctx = Context(
             client=client,
-            out=SafeConsole(highlight=False),
-            err=SafeConsole(stderr=True, highlight=False),
+            out=SafeConsole(highlight=False, soft_wrap=not sys.stdout.isatty()),
+            err=SafeConsole(stderr=True, highlight=False, soft_wrap=not sys.stderr.isatty()),
             command="cowork automation",
             ask=ask_terminal if terminal else None,
         )

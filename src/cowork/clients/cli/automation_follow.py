@@ -118,7 +118,7 @@ class _Progress:
         for step in run.steps:
             if step.status in _SETTLED and self._shown.get(step.step_id) != step.status:
                 self._shown[step.step_id] = step.status
-                self._console.print(step_line(step, width=max(40, self._console.width - 30)))
+                self._console.print(step_line(step, width=self._console.width))
         if self._live is not None:
             self._live.refresh()
 
