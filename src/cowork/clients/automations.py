@@ -31,12 +31,14 @@ from cowork.protocol import (
 from .format import clean, shorten, summarize_arguments
 
 __all__ = [
+    "APPROVAL_NOTE_DELAY",
     "FINAL",
     "RUN_MARK",
     "STEP_MARK",
     "TIER_SEVERITY",
     "TIER_STYLE",
     "FlowFormat",
+    "WaitTracker",
     "approval_hint",
     "automation_detail",
     "automations_lines",
@@ -259,6 +261,10 @@ def notification_line(note: NotificationInfo, width: int = 200) -> Text:
     return _with_hint(line, hint, width)
 
 
+APPROVAL_NOTE_DELAY = 1.0
+"""Seconds a client waits before it says an `automation_approval` notification (see `WaitTracker`)."""
+
+
 def notification_hint(note: NotificationInfo) -> str:
     """How to answer a notification: a run waiting for approval by approving it, the others by id."""
     if note.kind == "automation_approval" and note.run_id:
@@ -272,6 +278,39 @@ def _table(*columns: tuple[str, bool]) -> Table:
     for name, no_wrap in columns:
         table.add_column(name, no_wrap=no_wrap)
     return table
+
+
+class WaitTracker:
+    """Which runs' waits for approval a client has told the user about, so that each wait is said once.
+
+    The server says a run waits twice, in no set order: by the run's `automation/run` (it names the call) and by an
+    urgent `automation_approval` notification (the one that reaches a desktop). A client says the run's line, and
+    the notification only when it comes alone: it asks `approval_note` a moment after the notification arrived.
+    """
+
+    def __init__(self) -> None:
+        self._steps: set[tuple[str, str]] = set()
+        self._runs: set[str] = set()
+
+    def run_changed(self, run: AutomationRunInfo, *, say: bool = True) -> bool:
+        """Whether to say that `run` waits now (`say=False`: it is asked about in place; only remember it)."""
+        if run.status != "waiting_for_human":
+            self._runs.discard(run.id)  # a later wait is news again
+            return False
+        step = (run.id, run.pending.step_id if run.pending is not None else "")
+        if step in self._steps:
+            return False
+        self._steps.add(step)
+        fresh = run.id not in self._runs
+        self._runs.add(run.id)
+        return fresh and say
+
+    def approval_note(self, note: NotificationInfo) -> bool:
+        """Whether an approval notification still needs saying: its run's wait was not said otherwise."""
+        if note.run_id is None or note.run_id in self._runs:
+            return note.run_id is None
+        self._runs.add(note.run_id)
+        return True
 
 
 def automations_table(automations: list[AutomationInfo]) -> Table:

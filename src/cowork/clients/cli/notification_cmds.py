@@ -21,7 +21,13 @@ from rich.console import RenderableType
 from rich.text import Text
 
 from cowork.clients.automation_args import SlashUsage, slash_parser
-from cowork.clients.automations import notification_line, notifications_table, waiting_line
+from cowork.clients.automations import (
+    APPROVAL_NOTE_DELAY,
+    WaitTracker,
+    notification_line,
+    notifications_table,
+    waiting_line,
+)
 from cowork.clients.format import clean
 from cowork.protocol import (
     AutomationListResult,
@@ -60,9 +66,7 @@ class ReplAutomations:
         self._repl = repl
         self.context: Context | None = None
         """The `/automation` command running now: it gets the runs' updates."""
-        self._said: set[tuple[str, str]] = set()
-        self._said_runs: set[str] = set()
-        """Runs whose current wait for approval was said (a line, or the run's own question)."""
+        self.waits = WaitTracker()
         self.asking: PromptSession[str] | None = None
         """The question `/automation` asks now: a line goes above it as above the prompt."""
         self._printing: set[asyncio.Future[None]] = set()
@@ -80,11 +84,10 @@ class ReplAutomations:
             except ValidationError:
                 return True  # a newer server's shape: nothing sensible to show
             self._remember(self.notification_ids, note.id)
-            if note.kind == "automation_approval" and note.run_id is not None:
-                if note.run_id in self._said_runs:
-                    return True  # its run's waiting line said it already, with how to answer
-                self._said_runs.add(note.run_id)
-            self.announce(notification_line(note, width=self._repl.console.width))
+            if note.kind == "automation_approval":
+                asyncio.get_running_loop().call_later(APPROVAL_NOTE_DELAY, self._approval_note, note)
+            else:
+                self.announce(notification_line(note, width=self._repl.console.width))
             return True
         if method != "automation/run":
             return False
@@ -95,18 +98,14 @@ class ReplAutomations:
         except ValidationError:
             return True
         self._remember(self.run_ids, run.id)
-        if run.status != "waiting_for_human":
-            self._said_runs.discard(run.id)  # a later wait is news again
-            return True
-        key = (run.id, run.pending.step_id if run.pending is not None else "")
-        if key in self._said:
-            return True
-        self._said.add(key)
         followed = self.context is not None and self.context.watching == run.id and self.context.ask is not None
-        if run.id not in self._said_runs and not followed:  # a followed run asks in place
+        if self.waits.run_changed(run, say=not followed):  # a followed run asks in place
             self.announce(waiting_line(run, "/automation", width=self._repl.console.width))
-        self._said_runs.add(run.id)
         return True
+
+    def _approval_note(self, note: NotificationInfo) -> None:
+        if self.waits.approval_note(note):
+            self.announce(notification_line(note, width=self._repl.console.width))
 
     @staticmethod
     def _remember(seen: list[str], value: str) -> None:

@@ -19,8 +19,10 @@ from rich.text import Text
 
 from cowork.clients.automation_args import SlashUsage, slash_parser
 from cowork.clients.automations import (
+    APPROVAL_NOTE_DELAY,
     FINAL,
     TIER_SEVERITY,
+    WaitTracker,
     approval_hint,
     automation_detail,
     automations_lines,
@@ -64,8 +66,7 @@ class TuiAutomations:
 
     def __init__(self, app: CoworkApp) -> None:
         self._app = app
-        self._said: set[tuple[str, str]] = set()
-        self._said_runs: set[str] = set()
+        self.waits = WaitTracker()
         self.watched: set[str] = set()
         """Runs started or answered here: a toast says how each ends."""
 
@@ -79,10 +80,16 @@ class TuiAutomations:
             pass  # a newer server's shape: nothing sensible to show
 
     def _notification(self, note: NotificationInfo) -> None:
-        if note.kind == "automation_approval" and note.run_id is not None:
-            if note.run_id in self._said_runs:
-                return  # its run's toast said it already, with how to answer
-            self._said_runs.add(note.run_id)
+        if note.kind == "automation_approval":
+            self._app.set_timer(APPROVAL_NOTE_DELAY, lambda: self._approval_note(note))
+        else:
+            self._toast(note)
+
+    def _approval_note(self, note: NotificationInfo) -> None:
+        if self.waits.approval_note(note):
+            self._toast(note)
+
+    def _toast(self, note: NotificationInfo) -> None:
         body = clean(note.body.strip())
         hint = notification_hint(note)
         title = clean(note.title) + (f" (×{note.count})" if note.count > 1 else "")
@@ -96,14 +103,7 @@ class TuiAutomations:
         )
 
     def _run(self, run: AutomationRunInfo) -> None:
-        if run.status == "waiting_for_human":
-            key = (run.id, run.pending.step_id if run.pending is not None else "")
-            if key in self._said or run.id in self._said_runs:
-                self._said.add(key)
-                self._said_runs.add(run.id)
-                return
-            self._said.add(key)
-            self._said_runs.add(run.id)
+        if self.waits.run_changed(run):
             call = ""
             if run.pending is not None:
                 call = f": {run.pending.tool}({summarize_arguments(run.pending.arguments, 60)})"
@@ -114,9 +114,7 @@ class TuiAutomations:
                 timeout=60,
                 markup=False,
             )
-            return
-        self._said_runs.discard(run.id)  # a later wait is news again
-        if run.status in FINAL and run.id in self.watched:
+        elif run.status in FINAL and run.id in self.watched:
             self.watched.discard(run.id)
             error = f"\n{clean(run.error.code)}: {clean(run.error.message)}" if run.error is not None else ""
             self._app.notify(
