@@ -10,7 +10,14 @@ from prompt_toolkit.document import Document
 from cowork.clients.cli.completion import SlashCompleter
 from cowork.clients.cli.repl import COMMANDS
 
-NAMES = {"tools": ["mark", "read", "bash"], "mcp": ["time", "github"], "sessions": ["ses_1", "ses_2"]}
+NAMES = {
+    "tools": ["mark", "read", "bash"],
+    "mcp": ["time", "github"],
+    "sessions": ["ses_1", "ses_2"],
+    "automations": ["hello", "report"],
+    "runs": ["run_b", "run_a"],
+    "notifications": ["n2", "n1"],
+}
 
 
 def completions(text: str, cwd: Path = Path("/")) -> list[str]:
@@ -41,6 +48,12 @@ def test_arguments_are_completed() -> None:
     assert completions("/tools ma") == ["/tools mark"]
     assert completions("/tools mark a") == ["/tools mark always"]
     assert completions("/resume ses_") == ["/resume ses_1", "/resume ses_2"]
+    assert completions("/automation r") == [f"/automation {a}" for a in ("run", "runs", "run-info", "resume", "reject")]
+    assert completions("/automation run h") == ["/automation run hello"]
+    assert completions("/automation approve ") == ["/automation approve run_b", "/automation approve run_a"]
+    assert completions("/automation import ") == []  # a file: nothing to offer
+    assert completions("/notifications d") == ["/notifications dismiss"]
+    assert completions("/notifications snooze ") == ["/notifications snooze n2", "/notifications snooze n1"]
 
 
 def test_cwd_completes_folders_relative_to_the_session(workspace: Path) -> None:
