@@ -83,7 +83,7 @@ def test_notices_fit_the_width_and_show_markup_as_typed() -> None:
     assert "/automation approve run_1 · /automation reject run_1" in approval
     waiting = rendered(waiting_line(run(), "/automation", width=200)).strip()
     assert waiting == (
-        "⏸ automation hello (run run_1) waits for your approval: write(filePath=a.txt)   "
+        "⏸ automation hello (run run_1) waits for approval: write(filePath=a.txt)   "
         "/automation approve run_1 · /automation reject run_1"
     )
     step = AutomationRunStepInfo(step_id="greet", type="toolCall", status="done", output="x" * 500, duration_ms=12)
@@ -95,12 +95,14 @@ def test_a_wait_is_said_once_whichever_message_comes_first() -> None:
     assert first_the_run.run_changed(run()) is True
     assert first_the_run.run_changed(run()) is False  # the same wait announced again
     assert first_the_run.approval_note(note("automation_approval", "run_1")) is False
-    assert first_the_run.run_changed(run("running")) is False
+    assert first_the_run.run_changed(run("running")) is False  # even out of order, it does not make the wait news
+    assert first_the_run.approval_note(note("automation_approval", "run_1")) is False
     assert first_the_run.run_changed(run(step="second")) is True  # the next step's wait is news
 
     first_the_note = WaitTracker()
     assert first_the_note.approval_note(note("automation_approval", "run_1")) is True
     assert first_the_note.run_changed(run()) is False
+    assert first_the_note.run_changed(run(step="second")) is True
 
     asked_in_place = WaitTracker()
     assert asked_in_place.run_changed(run(), say=False) is False

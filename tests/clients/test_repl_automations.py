@@ -90,6 +90,9 @@ def test_a_notification_is_a_line_above_the_prompt_and_is_dismissed(
     child.expect(PROMPT)
     row = [line for line in screen(child).splitlines() if line.startswith(note_id)][-1]
     assert "urgent" in row and row.rstrip().endswith("dismiss")  # its answer
+    child.send("/help\r")
+    shown(child, "/notifications [accept|dismiss|snooze|expand ID]")  # a usage's brackets are not markup
+    child.expect(PROMPT)
     child.send("/notifications frobnicate x\r")
     child.expect("Usage: /notifications")
     child.expect(PROMPT)
@@ -110,12 +113,12 @@ def test_a_waiting_run_is_a_line_and_is_approved_from_the_prompt(
 
     started = outside(workspace, cli_env, "run", "hello", "--no-wait")
     run_id = started.split()[1].rstrip(":")
-    shown(child, f"automation hello (run {run_id}) waits for your approval")
+    shown(child, f"automation hello (run {run_id}) waits for approval")
     shown(child, f"/automation approve {run_id} · /automation reject {run_id}")
     child.expect(PROMPT)
     flat = " ".join(screen(child).split())
     assert "write(filePath=hello.txt, content=hello)" in flat
-    assert flat.count("waits for your approval") == 1  # its urgent notification is not said twice
+    assert flat.count("waits for") == 1  # its urgent notification is not said twice
     assert not (workspace / "hello.txt").exists()
 
     child.send(f"/automation approve {run_id}\r")

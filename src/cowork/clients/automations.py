@@ -238,9 +238,9 @@ def _with_hint(line: Text, hint: str, width: int) -> Text:
 def waiting_line(run: AutomationRunInfo, command: str, width: int = 200) -> Text:
     """A run that waits for approval: the run, the tool and how to answer (on a second line when it is long)."""
     line = Text.assemble(("⏸ ", "yellow"), "automation ", (clean(run.automation_name), "bold"), f" (run {run.id})")
-    line.append(" waits for your approval")
+    line.append(" waits for approval")
     if run.pending is not None:
-        room = max(30, width - line.cell_len - len(run.pending.tool) - 4)  # the call ends the first line
+        room = max(10, width - line.cell_len - len(run.pending.tool) - 5)  # the call ends the first line
         call = f"{run.pending.tool}({summarize_arguments(run.pending.arguments, room)})"
         line.append(": ")
         line.append(clean(call), style="bold")
@@ -286,30 +286,34 @@ class WaitTracker:
     The server says a run waits twice, in no set order: by the run's `automation/run` (it names the call) and by an
     urgent `automation_approval` notification (the one that reaches a desktop). A client says the run's line, and
     the notification only when it comes alone: it asks `approval_note` a moment after the notification arrived.
+    Waits are only ever added: a run's messages may arrive out of order (a stale `running` after its
+    `waiting_for_human`), and that must not make a wait news again.
     """
 
     def __init__(self) -> None:
         self._steps: set[tuple[str, str]] = set()
-        self._runs: set[str] = set()
+        self._latest: dict[str, str | None] = {}
+        """Per run, the step of the last wait said (None: said by its notification, which names no step)."""
 
     def run_changed(self, run: AutomationRunInfo, *, say: bool = True) -> bool:
         """Whether to say that `run` waits now (`say=False`: it is asked about in place; only remember it)."""
         if run.status != "waiting_for_human":
-            self._runs.discard(run.id)  # a later wait is news again
             return False
-        step = (run.id, run.pending.step_id if run.pending is not None else "")
-        if step in self._steps:
+        step = run.pending.step_id if run.pending is not None else ""
+        if (run.id, step) in self._steps:
             return False
-        self._steps.add(step)
-        fresh = run.id not in self._runs
-        self._runs.add(run.id)
-        return fresh and say
+        self._steps.add((run.id, step))
+        said_by_note = run.id in self._latest and self._latest[run.id] is None
+        self._latest[run.id] = step
+        return say and not said_by_note
 
     def approval_note(self, note: NotificationInfo) -> bool:
-        """Whether an approval notification still needs saying: its run's wait was not said otherwise."""
-        if note.run_id is None or note.run_id in self._runs:
-            return note.run_id is None
-        self._runs.add(note.run_id)
+        """Whether an approval notification still needs saying: no wait of its run was said otherwise."""
+        if note.run_id is None:
+            return True
+        if note.run_id in self._latest:
+            return False
+        self._latest[note.run_id] = None
         return True
 
 

@@ -633,7 +633,7 @@ class Repl:
     async def _help(self, _arg: str) -> None:
         table = Table(show_header=False, box=None)
         for command, help_text in COMMANDS.items():
-            table.add_row(Text(command, style="bold"), help_text)
+            table.add_row(Text(command, style="bold"), Text(help_text))  # usages hold [brackets]: not markup
         self.console.print(table)
 
     async def _new(self, _arg: str) -> None:
