@@ -227,7 +227,7 @@ def test_without_a_terminal_a_waiting_run_exits_3_and_is_answered_by_command(
     info = json.loads(ok(cowork(server, "run-info", run_id, "--json")))
     assert info["status"] == "waiting_for_human" and info["pending"]["tool"] == "write"
 
-    approved = plain(ok(cowork(server, "approve", run_id)))
+    approved = plain(ok(cowork(server, "approve")))  # no id: the one run that waits
     assert approved.startswith(f"Approved: hello · run {run_id}") and "✔ greet" in approved and "done in" in approved
     assert (workspace / "hello.txt").read_text(encoding="utf-8") == "hello world"
 
@@ -240,6 +240,8 @@ def test_without_a_terminal_a_waiting_run_exits_3_and_is_answered_by_command(
     assert not (workspace / "hello.txt").exists()
     late = cowork(server, "approve", second_id)
     assert late.returncode == 1 and "not_resumable" in late.stderr
+    nothing = cowork(server, "approve")
+    assert nothing.returncode == 2 and "no run waits for approval" in nothing.stderr
 
     third = cowork(server, "run", "hello", "--no-wait")
     third_id = third.stdout.split()[1].rstrip(":")

@@ -113,7 +113,10 @@ def _add_actions(parser: argparse.ArgumentParser, parents: list[argparse.Argumen
         ("reject", "reject the step a run waits on (the run fails), and show how it ended"),
     ):
         answer = action(name, what)
-        answer.add_argument("run_id", metavar="RUN_ID")
+        if name == "resume":
+            answer.add_argument("run_id", metavar="RUN_ID")
+        else:
+            answer.add_argument("run_id", metavar="RUN_ID", nargs="?", help="the run (default: the one run that waits)")
         answer.add_argument("--no-wait", action="store_true", help="do not follow the run afterwards")
 
 

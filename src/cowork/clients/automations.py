@@ -59,6 +59,7 @@ __all__ = [
     "step_line",
     "trigger_text",
     "waiting_line",
+    "waiting_run",
 ]
 
 FlowFormat = Literal["yaml", "toml"]
@@ -188,6 +189,21 @@ def step_line(step: AutomationRunStepInfo, width: int = 120) -> Text:
     elif step.status == "done" and step.output is not None:
         line.append(f"  → {_value(step.output, room)}", style="dim")
     return line
+
+
+def waiting_run(runs: list[AutomationRunInfo], command: str) -> str:
+    """The run `approve` or `reject` without a run id means: the one run that waits for approval.
+
+    Raises:
+        ValueError: none waits, or several do (they are named).
+    """
+    waiting = [run for run in runs if run.status == "waiting_for_human"]
+    if len(waiting) == 1:
+        return waiting[0].id
+    if not waiting:
+        raise ValueError("no run waits for approval")
+    named = ", ".join(f"{run.id} ({clean(run.automation_name)})" for run in waiting)
+    raise ValueError(f"{len(waiting)} runs wait for approval; name one ({command} approve RUN): {named}")
 
 
 def run_heading(run: AutomationRunInfo) -> Text:

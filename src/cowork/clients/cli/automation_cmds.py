@@ -29,6 +29,7 @@ from cowork.clients.automations import (
     run_detail,
     run_heading,
     runs_table,
+    waiting_run,
 )
 from cowork.clients.connection import RpcClient, RpcError, ServerAddress, ensure_server
 from cowork.clients.format import SafeConsole, clean
@@ -37,6 +38,7 @@ from cowork.protocol import (
     AutomationIdParams,
     AutomationInfo,
     AutomationListResult,
+    AutomationRespondParams,
     AutomationRunIdParams,
     AutomationRunInfo,
     AutomationRunParams,
@@ -281,12 +283,20 @@ async def _cancel(ctx: Context, args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+async def _the_waiting_run(ctx: Context) -> str:
+    try:
+        return waiting_run(await _runs_of(ctx, None, 100), ctx.command)
+    except ValueError as exc:
+        raise _Refused(str(exc)) from None
+
+
 async def _answer(ctx: Context, args: argparse.Namespace) -> int:
     """`resume`, `approve` and `reject`: the server goes on with the run, and this follows it (unless --no-wait)."""
     if args.action == "resume":
         raw = await ctx.client.call("automation/resume", AutomationRunIdParams(run_id=args.run_id))
     else:
-        params = {"runId": args.run_id, "approve": args.action == "approve"}
+        run_id = args.run_id or await _the_waiting_run(ctx)
+        params = AutomationRespondParams(run_id=run_id, approve=args.action == "approve")
         raw = await ctx.client.call("automation/respond", params)
     run = AutomationRunInfo.model_validate(raw)
     verb = {"resume": "Resumed", "approve": "Approved", "reject": "Rejected"}[args.action]

@@ -33,6 +33,7 @@ from cowork.clients.automations import (
     run_detail,
     run_heading,
     runs_lines,
+    waiting_run,
 )
 from cowork.clients.format import clean, shorten, summarize_arguments
 from cowork.protocol import (
@@ -213,7 +214,14 @@ async def _switch(app: CoworkApp, args: argparse.Namespace) -> RenderableType:
 async def _run_change(app: CoworkApp, args: argparse.Namespace) -> RenderableType:
     """`cancel`, `resume`, `approve`, `reject`: the run as the server has it now; a toast says how it ends."""
     if args.action in ("approve", "reject"):
-        params: Any = AutomationRespondParams(run_id=args.run_id, approve=args.action == "approve")
+        run_id = args.run_id
+        if run_id is None:
+            recent: AutomationRunsResult = await app.rpc_request("automation/runs", AutomationRunsParams(limit=100))
+            try:
+                run_id = waiting_run(recent.runs, _COMMAND)
+            except ValueError as exc:
+                return Text(f"{args.action}: {exc}", style="yellow")
+        params: Any = AutomationRespondParams(run_id=run_id, approve=args.action == "approve")
         run: AutomationRunInfo = await app.rpc_request("automation/respond", params)
     else:
         run = await app.rpc_request(f"automation/{args.action}", AutomationRunIdParams(run_id=args.run_id))
