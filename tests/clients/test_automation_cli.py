@@ -16,7 +16,8 @@ import pexpect
 import pytest
 
 from cowork.clients.connection import RpcClient
-from cowork.testing.server import ServerProcess
+from cowork.testing.mockllm import MockLLMServer, MockResponse, MockToolCall
+from cowork.testing.server import ServerProcess, provider_env
 
 from .test_cli import plain, screen, spawn
 
@@ -274,3 +275,21 @@ def test_errors_name_the_problem(server: ServerProcess, workspace: Path) -> None
     assert unasked.returncode == 2 and "--yes" in unasked.stderr
     assert "Deleted hello" in ok(cowork(server, "delete", "hello", "--yes"))
     assert json.loads(ok(cowork(server, "list", "--json")))["automations"] == []
+
+
+def test_an_agent_step_s_approval_is_answered_in_its_session(
+    tmp_path: Path, workspace: Path, mock_llm: MockLLMServer
+) -> None:
+    write = MockToolCall(name="write", arguments={"filePath": "notes.txt", "content": "noted"})
+    mock_llm.set_script([MockResponse(tool_calls=[write]), MockResponse(text="Wrote it.")])
+    env = provider_env("openai", mock_llm.openai_base_url)
+    with ServerProcess(tmp_path / "agent-home", workspace, env=env) as server:
+        call(server, "tool/setPolicy", {"name": "write", "policy": "always"})
+        flow = "name: note\nsteps:\n  - id: ask\n    type: agentStep\n    prompt: Write a note.\n"
+        imported(server, flow, "note.yaml")
+        waiting = cowork(server, "run", "note")
+        assert waiting.returncode == 3, waiting.stderr
+        info = json.loads(ok(cowork(server, "runs", "note", "--json")))["runs"][0]
+        session = info["pending"]["sessionId"]
+        text = " ".join(plain(waiting.stdout).replace("│", " ").split())
+        assert f"Answer it: in session {session}: cowork --resume {session}, then /continue" in text

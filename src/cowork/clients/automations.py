@@ -240,7 +240,9 @@ def approval_hint(run: AutomationRunInfo, command: str) -> str:
     """How to answer a waiting run (`command`: `/automation` or `cowork automation`); an agent step's approval is
     answered in its session."""
     if run.pending is not None and run.pending.session_id:
-        return f"its agent step asks in session {run.pending.session_id}: cowork --resume {run.pending.session_id}"
+        session = run.pending.session_id
+        resume = f"/resume {session}" if command.startswith("/") else f"cowork --resume {session}"
+        return f"in session {session}: {resume}, then /continue"
     return f"{command} approve {run.id} · {command} reject {run.id}"
 
 
