@@ -20,17 +20,8 @@ from typing import Any
 from pydantic import BaseModel
 from rich.text import Text
 
-from cowork.clients.automations import (
-    automation_detail,
-    automations_table,
-    flow_format,
-    input_types,
-    parse_inputs,
-    run_detail,
-    run_heading,
-    runs_table,
-    waiting_run,
-)
+from cowork.clients.automation_listings import automation_detail, automations_table, run_detail, runs_table
+from cowork.clients.automations import flow_format, input_types, parse_inputs, run_heading, waiting_run
 from cowork.clients.connection import RpcClient, RpcError, ServerAddress, ensure_server
 from cowork.clients.format import SafeConsole, clean
 from cowork.protocol import (

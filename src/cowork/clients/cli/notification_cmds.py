@@ -21,13 +21,8 @@ from rich.console import RenderableType
 from rich.text import Text
 
 from cowork.clients.automation_args import SlashUsage, slash_parser
-from cowork.clients.automations import (
-    APPROVAL_NOTE_DELAY,
-    WaitTracker,
-    notification_line,
-    notifications_table,
-    waiting_line,
-)
+from cowork.clients.automation_listings import notifications_table
+from cowork.clients.automations import APPROVAL_NOTE_DELAY, WaitTracker, notification_line, waiting_line
 from cowork.clients.format import clean
 from cowork.protocol import (
     AutomationListResult,

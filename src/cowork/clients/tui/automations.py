@@ -18,21 +18,23 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from cowork.clients.automation_args import SlashUsage, slash_parser
+from cowork.clients.automation_listings import (
+    automation_detail,
+    automations_lines,
+    notifications_lines,
+    run_detail,
+    runs_lines,
+)
 from cowork.clients.automations import (
     APPROVAL_NOTE_DELAY,
     FINAL,
     TIER_SEVERITY,
     WaitTracker,
     approval_hint,
-    automation_detail,
-    automations_lines,
     input_types,
     notification_hint,
-    notifications_lines,
     parse_inputs,
-    run_detail,
     run_heading,
-    runs_lines,
     waiting_run,
 )
 from cowork.clients.format import clean, shorten, summarize_arguments
