@@ -73,6 +73,7 @@ async def test_create_run_and_record_each_step(harness: CoreHarness, workspace: 
     assert "hello Ada" in str(run.steps[1].output)
     assert run.result == run.steps[2].output
     assert isinstance(run.result, dict) and run.result["outcome"] == "delivered"
+
     async def announced() -> None:
         while not [p for m, p in seen if m == "automation/run" and p.status == "done"]:  # noqa: ASYNC110 - polls
             await asyncio.sleep(0.02)
