@@ -108,6 +108,9 @@ async def test_an_automation_the_agent_proposes_is_created_only_after_approval(
     operation = await harness.start(core, session, "Summarise the folder every Monday morning.")
     request = await approval(harness, session, operation)
     assert request.name == "proposeAutomation" and request.arguments["flow"]["name"] == "monday-report"
+    # The approval shows the whole flow, as the file it would be.
+    assert request.preview is not None and "+++ automation monday-report (enabled)" in request.preview
+    assert "+  prompt: Summarise what changed this week." in request.preview
     assert await core.automations.list_all() == []
     await answer(core, request, approved)
     await harness.status(session, operation, OperationStatus.DONE)

@@ -103,6 +103,7 @@ class Runs:
         self._stopping = False
         self._announcing: set[asyncio.Task[None]] = set()
         self._to_announce: set[str] = set()
+        self._publishing = asyncio.Lock()
 
     async def stop(self) -> None:
         """Stop every live run; those in a step are `interrupted`, resumed at the next start."""
@@ -266,9 +267,10 @@ class Runs:
 
     async def _announce(self, run_id: str) -> None:
         await asyncio.sleep(_ANNOUNCE_AFTER)  # a fast flow's steps go out together, not one read per change
-        self._to_announce.discard(run_id)  # from here on, a change needs an announcement of its own
-        with contextlib.suppress(ProtocolError):
-            self._publish("automation/run", await self.info(run_id))
+        async with self._publishing:  # read and sent in turn: a client never gets an older state after a newer one
+            self._to_announce.discard(run_id)  # from here on, a change needs an announcement of its own
+            with contextlib.suppress(ProtocolError):
+                self._publish("automation/run", await self.info(run_id))
 
     async def row(self, run_id: str) -> RunRow:
         run = await self._db.read(lambda conn: repos.automations.get_run(conn, run_id))

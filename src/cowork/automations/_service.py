@@ -245,10 +245,12 @@ class AutomationService:
             return True
 
         if not await self._db.write(write):
+            existing = await self._db.read(lambda conn: repos.automations.get_by_name(conn, flow.name))
             raise ProtocolError(
                 ErrorCode.AUTOMATION_EXISTS,
                 f"An automation named {flow.name!r} exists already; update it, or choose another name.",
                 source=ErrorSource.SERVER,
+                details={"id": existing.id if existing else None, "name": flow.name},
             )
         await self._reload()
         return await self._info(row)

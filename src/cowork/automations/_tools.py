@@ -125,11 +125,17 @@ class ProposeAutomationTool(Tool[ProposeParams]):
             raise ToolError("The automation is not valid:\n" + "\n".join(error.problems)) from None
         return params
 
+    def preview(self, arguments: dict[str, Any]) -> str | None:
+        """The whole flow as its YAML file, as a new file: the user approves exactly what will exist."""
+        try:
+            flow = parse_flow(arguments.get("flow"))
+        except FlowFileError:
+            return None
+        state = "enabled" if arguments.get("enable", True) is not False else "disabled"
+        lines = dump_flow(flow).splitlines()
+        header = f"--- /dev/null\n+++ automation {flow.name} ({state})\n@@ -0,0 +1,{len(lines)} @@\n"
+        return header + "".join(f"+{line}\n" for line in lines)
+
     async def run(self, params: ProposeParams, ctx: ToolContext) -> str:
         flow = parse_flow(params.flow)
         return await self._runs.propose(flow, params.enable)
-
-
-def describe(flow: Flow) -> str:
-    """The flow as the user reviews it (its YAML)."""
-    return dump_flow(flow)

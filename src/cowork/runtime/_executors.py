@@ -180,8 +180,11 @@ class OperationRunner(ContextSteps, ObserveSteps, ModelSteps, HumanSteps):
         return decision
 
     def _approval_preview(self, entry: LedgerEntry) -> str | None:
-        if entry.name not in DIFF_TOOLS or entry.invalid_arguments is not None:
+        if entry.invalid_arguments is not None:
             return None
+        if entry.name not in DIFF_TOOLS:
+            tool = self.tools.get(entry.name)
+            return tool.preview(entry.arguments) if tool is not None else None
         change = preview_change(entry.name, entry.arguments, self._tool_context(entry))
         return change[1] if change else None
 

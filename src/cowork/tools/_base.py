@@ -213,6 +213,11 @@ class Tool(ABC, Generic[ParamsT]):
             )
             raise ToolError(f"Invalid arguments for {self.name}: {problems}") from None
 
+    def preview(self, arguments: dict[str, Any]) -> str | None:
+        """What an approval request shows of this call besides its arguments, as a unified diff (the file tools'
+        changes are computed by the runtime); None: nothing more."""
+        return None
+
     def refuses(self, arguments: dict[str, Any]) -> bool:
         """Whether `parse` refuses these arguments: a call that cannot run need not be asked about (a tool that
         always asks is checked first, so the user never approves a call that then fails)."""
