@@ -63,6 +63,7 @@ async def test_create_run_and_record_each_step(harness: CoreHarness, workspace: 
     info = await core.automations.create(parse_definition(None, HELLO))
     assert info.name == "hello" and info.version == 1 and info.enabled and info.tool == "flow_hello"
     assert core.tools.get("flow_hello") is not None
+    assert [(m, p.name) for m, p in seen if m == "automation/changed"] == [("automation/changed", "hello")]
 
     started = await core.automations.run("hello", {"who": "Ada"})
     assert started.status == "running" and started.inputs == {"who": "Ada"}

@@ -16,6 +16,7 @@ from functools import partial
 from typing import Any
 
 from cowork.protocol import (
+    AutomationChanged,
     AutomationInfo,
     AutomationRunInfo,
     ErrorCode,
@@ -128,6 +129,9 @@ class AutomationService:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._loop_task
         await self.run_log.stop()
+
+    def _changed(self, automation_id: str, name: str, *, deleted: bool = False) -> None:
+        self._publish("automation/changed", AutomationChanged(id=automation_id, name=name, deleted=deleted))
 
     async def session_for(self, automation_id: str, name: str) -> str:
         """The automation's session, made on first use (its agent steps' turns are visible there like any turn)."""
@@ -253,6 +257,7 @@ class AutomationService:
                 details={"id": existing.id if existing else None, "name": flow.name},
             )
         await self._reload()
+        self._changed(row.id, row.name)
         return await self._info(row)
 
     async def update(self, ref: str, flow: Flow) -> AutomationInfo:
@@ -289,6 +294,7 @@ class AutomationService:
                 source=ErrorSource.SERVER,
             )  # fmt: skip
         await self._reload()
+        self._changed(updated.id, updated.name)
         return await self._info(updated)
 
     async def delete(self, ref: str) -> bool:
@@ -297,6 +303,7 @@ class AutomationService:
             await self.run_log.cancel(run_id)
         deleted = await self._db.write(lambda conn: repos.automations.delete(conn, row.id))
         await self._reload()
+        self._changed(row.id, row.name, deleted=True)
         return bool(deleted)
 
     async def set_enabled(self, ref: str, enabled: bool) -> AutomationInfo:
@@ -306,6 +313,7 @@ class AutomationService:
         next_fire = self._next_fire(flow, enabled) if enabled != row.enabled or not enabled else row.next_fire_at
         await self._db.write(lambda conn: repos.automations.set_enabled(conn, row.id, enabled, next_fire, now))
         await self._reload()
+        self._changed(row.id, row.name)
         return await self.get(row.id)
 
     # -- runs ------------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from pydantic import Field, JsonValue, model_validator
 from ._base import Params, WireModel
 
 __all__ = [
+    "AutomationChanged",
     "AutomationCreateParams",
     "AutomationDeleteResult",
     "AutomationIdParams",
@@ -164,6 +165,14 @@ class AutomationInfo(WireModel):
     updated_at: datetime
     next_run_at: datetime | None = Field(default=None, description="A cron automation's next fire time.")
     last_run: AutomationRunInfo | None = None
+
+
+class AutomationChanged(WireModel):
+    """An automation was created, changed, enabled, disabled or deleted (by anyone: a client, the agent)."""
+
+    id: str
+    name: str
+    deleted: bool = False
 
 
 class AutomationListResult(WireModel):

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from ._automations import (
+    AutomationChanged,
     AutomationCreateParams,
     AutomationDeleteResult,
     AutomationIdParams,
@@ -1376,6 +1377,11 @@ METHODS.update(
 NOTIFICATIONS["automation/run"] = (
     AutomationRunInfo,
     "A run started, finished a step, waits for approval, or ended (server → every connection).",
+)
+NOTIFICATIONS["automation/changed"] = (
+    AutomationChanged,
+    "An automation was created, changed, enabled, disabled or deleted, by a client or the agent (server → every "
+    "connection): lists refresh from it.",
 )
 NOTIFICATIONS["notification/delivered"] = (
     NotificationInfo,
