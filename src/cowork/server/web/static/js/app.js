@@ -1,13 +1,31 @@
 // The Cowork web UI: connection lifecycle, layout, sessions, the composer, and the other views.
 
+import { AutomationsView } from "./automations.js";
 import { commandMenu, isCommand, runCommand } from "./commands.js";
 import { SessionView } from "./chat.js";
 import { CaptureIndicator, ContextView } from "./context.js";
 import { append, clear, h, money, shortTime, toast } from "./dom.js";
 import { DocumentsView, MemoryView } from "./library.js";
+import { Notifications } from "./notifications.js";
 import { McpView, ModelsView, UsageView } from "./panels.js";
 import { undo } from "./restore.js";
 import { Connection } from "./rpc.js";
+
+// What the page does with each notification the server sends, by method: tests/web/test_chat_events.py compares the
+// keys with cowork.protocol's NOTIFICATIONS. One newer than this page is ignored: it only ever tells news, and nothing
+// on the server waits for the page to act on it.
+const NOTIFICATIONS = {
+  "session/event": (app, p) => { if (app.current && p.sessionId === app.current.session.id) app.current.apply(p); },
+  "mcp/status": (app, p) => {
+    app.mcp.onStatus(p);
+    app.refreshHealth(); // a server failing or recovering changes the MCP subsystem's health
+  },
+  "mcp/install": (app, p) => app.mcp.onInstall(p),
+  "ingest/progress": (app, p) => app.documents.onProgress(p),
+  "capture/status": (app, p) => app.onCaptureStatus(p),
+  "automation/run": (app, p) => app.automations.onRun(p),
+  "notification/delivered": (app, p) => app.notifications.onDelivered(p),
+};
 
 class App {
   constructor(root) {
@@ -25,6 +43,8 @@ class App {
     this.documents = new DocumentsView(this);
     this.memory = new MemoryView(this);
     this.context = new ContextView(this);
+    this.automations = new AutomationsView(this);
+    this.tabs.automations.append(this.automations.badge); // runs waiting for the user, seen from every view
     this.rpc.addEventListener("state", (e) => this.onState(e.detail));
     this.rpc.addEventListener("notification", (e) => this.onNotification(e.detail));
   }
@@ -51,7 +71,7 @@ class App {
     this.statusEl = h("span", { class: "conn", "data-testid": "connection", dataset: { state: "connecting" } }, "connecting…");
     this.tabs = {};
     const nav = h("nav", { class: "tabs", "aria-label": "Views" });
-    for (const [id, label] of [["chat", "Chat"], ["documents", "Documents"], ["memory", "Memory"], ["context", "Context"], ["models", "Models"], ["mcp", "MCP"], ["usage", "Usage"]]) {
+    for (const [id, label] of [["chat", "Chat"], ["automations", "Automations"], ["documents", "Documents"], ["memory", "Memory"], ["context", "Context"], ["models", "Models"], ["mcp", "MCP"], ["usage", "Usage"]]) {
       const tab = h("button", { class: "tab", "data-testid": `tab-${id}`, onclick: () => this.show(id) }, label);
       this.tabs[id] = tab;
       nav.append(tab);
@@ -59,7 +79,9 @@ class App {
     this.workspaceEl = h("span", { class: "workspace" });
     this.healthEl = h("button", { class: "badge warn health", "data-testid": "health", hidden: true, onclick: () => this.explainHealth() });
     this.indicator = new CaptureIndicator(() => this.show("context"));
-    const header = h("header", { class: "top" }, h("span", { class: "brand" }, "Cowork"), nav, this.workspaceEl, this.indicator.el, this.healthEl, this.statusEl);
+    this.notifications = new Notifications(this);
+    const header = h("header", { class: "top" }, h("span", { class: "brand" }, "Cowork"), nav, this.workspaceEl, this.indicator.el, this.healthEl,
+      this.notifications.el, this.statusEl);
 
     this.search = h("input", { type: "search", placeholder: "Search sessions", "aria-label": "Search sessions", "data-testid": "session-search" });
     this.search.addEventListener("input", () => {
@@ -100,7 +122,7 @@ class App {
     this.panelView.hidden = view === "chat";
     if (view === "chat") return;
     clear(this.panelView);
-    const panel = { documents: this.documents, memory: this.memory, context: this.context, models: this.models, mcp: this.mcp, usage: this.usage }[view];
+    const panel = { automations: this.automations, documents: this.documents, memory: this.memory, context: this.context, models: this.models, mcp: this.mcp, usage: this.usage }[view];
     this.panelView.append(panel.el);
     if (this.rpc.state === "open") panel.load();
     else this.panelStale = true; // loaded once connected
@@ -145,6 +167,8 @@ class App {
     }
     this.refreshHealth();
     this.refreshCapture();
+    this.automations.refreshWaiting();
+    this.notifications.refresh();
     await this.refreshSessions();
     if (this.current) {
       await this.subscribe(this.current); // after a reconnect: only what we missed
@@ -161,18 +185,7 @@ class App {
   }
 
   onNotification({ method, params }) {
-    if (method === "session/event") {
-      if (this.current && params.sessionId === this.current.session.id) this.current.apply(params);
-    } else if (method === "mcp/status") {
-      this.mcp.onStatus(params);
-      this.refreshHealth(); // a server failing or recovering changes the MCP subsystem's health
-    } else if (method === "mcp/install") {
-      this.mcp.onInstall(params);
-    } else if (method === "ingest/progress") {
-      this.documents.onProgress(params);
-    } else if (method === "capture/status") {
-      this.onCaptureStatus(params);
-    }
+    if (Object.hasOwn(NOTIFICATIONS, method)) NOTIFICATIONS[method](this, params);
   }
 
   // ---- health: a badge in the header naming the degraded subsystems (hidden when all is well) ------------------

@@ -50,16 +50,21 @@ export function shortTime(iso) {
   return Number.isNaN(d.getTime()) ? "" : d.toLocaleString();
 }
 
-let toastHost = null;
-export function toast(message, kind = "info", ms = 6000) {
-  if (!toastHost) {
-    toastHost = h("div", { class: "toasts", role: "status", "aria-live": "polite" });
-    document.body.append(toastHost);
+let host = null;
+// The corner the toasts stack in (notifications.js puts its own there too).
+export function toastHost() {
+  if (!host) {
+    host = h("div", { class: "toasts", role: "status", "aria-live": "polite" });
+    document.body.append(host);
   }
+  return host;
+}
+
+export function toast(message, kind = "info", ms = 6000) {
   const item = h("div", { class: `toast toast-${kind}`, "data-testid": "toast" }, message);
   item.title = "Click to dismiss";
   item.addEventListener("click", () => item.remove());
-  toastHost.append(item);
+  toastHost().append(item);
   setTimeout(() => item.remove(), ms);
 }
 
