@@ -6,7 +6,7 @@
 
 import { choose } from "./dialog.js";
 import { append, clear, h, toast } from "./dom.js";
-import { isWaiting, progress, RunList, statusBadge } from "./runs.js";
+import { isWaiting, RunList, statusBadge } from "./runs.js";
 import { triggerWords, when } from "./triggers.js";
 
 const RUNS_SHOWN = 20; // runs asked for when a flow is opened
@@ -38,7 +38,9 @@ export class AutomationsView {
     this.rows = new Map(); // id -> {el, update}
     this.selected = null; // an id, "new", or null
     this.waiting = new Map(); // runId -> run waiting for the user, from any automation
-    this.seen = new Map(); // runId -> the latest run known (to tell stale call answers)
+    this.seen = new Map(); // runId -> the latest run known
+    this.notices = 0; // `automation/run` notifications received so far
+    this.noticed = new Map(); // runId -> the number of its latest notification
     this.runList = null;
     this.el = h("div", { class: "panel automations", "data-testid": "automations-view" });
     this.badge = h("span", { class: "tab-badge", "data-testid": "automations-waiting", hidden: true });
@@ -85,6 +87,21 @@ export class AutomationsView {
     const draft = keep && this.dirty() ? this.editor.value : null; // back from another view: the edit is still there
     await this.select(keep ? this.selected : (this.sorted()[0] || {}).id || "new", { force: true });
     if (draft != null && this.editor) this.editor.value = draft;
+  }
+
+  // The list alone, read again (the open pane stays as it is).
+  async refreshList() {
+    if (this.listing) return;
+    this.listing = true;
+    try {
+      const result = await this.app.rpc.call("automation/list", {});
+      for (const a of result.automations) if (!this.automations.has(a.id)) this.automations.set(a.id, a);
+      this.renderList();
+    } catch {
+      // Read again when the view is next opened.
+    } finally {
+      this.listing = false;
+    }
   }
 
   sorted() {
@@ -200,7 +217,7 @@ export class AutomationsView {
   editorBlock(text, saveLabel, save) {
     this.editor = h("textarea", { class: "auto-yaml", rows: 16, spellcheck: "false", "aria-label": "The flow as YAML", "data-testid": "automation-yaml" });
     this.editor.value = text;
-    this.errors = h("ul", { class: "auto-errors error", "data-testid": "automation-errors", hidden: true });
+    this.errors = h("div", { class: "auto-errors error", "data-testid": "automation-errors", role: "alert", hidden: true });
     const saveButton = h("button", { class: "primary", "data-testid": "automation-save", onclick: () => save(saveButton) }, saveLabel);
     this.editor.addEventListener("keydown", (e) => {
       if ((e.ctrlKey || e.metaKey) && e.key === "s") {
@@ -212,9 +229,12 @@ export class AutomationsView {
       h("span", { class: "muted" }, "Ctrl+S saves. The server checks the whole flow; nothing is saved until it is valid."))];
   }
 
+  // The server's problems, one per line; its lead line ("The flow is not valid:") heads the list.
   showErrors(lines) {
+    const lead = lines.length > 1 && lines[0].endsWith(":") ? lines[0] : null;
     clear(this.errors);
-    for (const line of lines) this.errors.append(h("li", { "data-testid": "automation-error" }, line));
+    if (lead) this.errors.append(h("p", { class: "auto-errors-lead" }, lead));
+    this.errors.append(h("ul", {}, (lead ? lines.slice(1) : lines).map((line) => h("li", { "data-testid": "automation-error" }, line))));
     this.errors.hidden = !lines.length;
   }
 
@@ -231,7 +251,7 @@ export class AutomationsView {
     this.runForm = h("div", { class: "run-form", "data-testid": "run-form" });
     this.runError = h("p", { class: "error", "data-testid": "run-form-error", hidden: true });
     this.headEl = h("div", { class: "auto-head" });
-    this.runList = new RunList(this.app, (run) => this.onRun(run, true));
+    this.runList = new RunList(this.app, { call: (method, params) => this.callRun(method, params), read: (params) => this.readRuns(params) });
     clear(this.detail).append(this.headEl, this.runForm, this.runError,
       h("h3", {}, "Runs"), this.runList.el,
       h("h3", {}, "Flow"),
@@ -321,7 +341,7 @@ export class AutomationsView {
     }
     button.disabled = true;
     try {
-      this.onRun(await this.app.rpc.call("automation/run", { id, inputs }), true);
+      await this.callRun("automation/run", { id, inputs });
     } catch (err) {
       this.runError.textContent = problems(err).join("\n");
       this.runError.hidden = false;
@@ -342,10 +362,9 @@ export class AutomationsView {
       button.disabled = false;
     }
     this.showErrors([]);
-    const created = method === "automation/create";
-    this.automations.set(info.id, info);
     this.editor.value = info.text; // the server's own rendering of it: saved, so not dirty
-    if (created) {
+    if (method === "automation/create") {
+      this.automations.set(info.id, info);
       await this.select(info.id, { force: true });
       toast(`Created ${info.name}.`);
     } else {
@@ -356,16 +375,15 @@ export class AutomationsView {
 
   async loadRuns(id) {
     const list = this.runList;
-    let result;
+    let runs;
     try {
-      result = await this.app.rpc.call("automation/runs", { id, limit: RUNS_SHOWN });
+      runs = await this.readRuns({ id, limit: RUNS_SHOWN }, false);
     } catch (err) {
       if (list === this.runList) clear(list.el).append(h("p", { class: "error" }, `Could not load its runs: ${err.message}`));
       return;
     }
     if (list !== this.runList) return; // another automation was opened meanwhile
-    for (const run of result.runs) this.remember(run);
-    list.set(result.runs.map((run) => this.seen.get(run.id)));
+    list.set(runs);
   }
 
   export(id) {
@@ -408,15 +426,42 @@ export class AutomationsView {
     if (this.seen.size > 500) this.seen.delete(this.seen.keys().next().value);
   }
 
-  // A run changed. `fromCall`: it is a call's answer, which notifications about the same run may have overtaken.
-  onRun(run, fromCall = false) {
-    const known = this.seen.get(run.id);
-    if (fromCall && known && progress(known) > progress(run)) return;
+  // A call that answers with a run (run, respond, cancel, resume). Its answer is a snapshot taken before the server
+  // answered; a notification about the run that arrived meanwhile is as new or newer (and every later change is
+  // notified too), so then the answer is not shown.
+  async callRun(method, params) {
+    const since = this.notices;
+    const run = await this.app.rpc.call(method, params);
+    if ((this.noticed.get(run.id) || 0) <= since) this.onRun(run, false);
+    return run;
+  }
+
+  // `automation/runs`, each run as the newest of what it says and what notifications said meanwhile. `apply`: show
+  // them as changes (a refresh); otherwise the caller shows them.
+  async readRuns(params, apply = true) {
+    const since = this.notices;
+    const result = await this.app.rpc.call("automation/runs", params);
+    return result.runs.map((run) => {
+      if ((this.noticed.get(run.id) || 0) > since) return this.seen.get(run.id) || run;
+      if (apply) this.onRun(run, false);
+      else this.remember(run);
+      return run;
+    });
+  }
+
+  // A run changed: from an `automation/run` notification (`notified`), or a call's answer.
+  onRun(run, notified = true) {
+    if (notified) {
+      this.notices += 1;
+      this.noticed.set(run.id, this.notices);
+      if (this.noticed.size > 500) this.noticed.delete(this.noticed.keys().next().value);
+    }
     this.remember(run);
     if (isWaiting(run)) this.waiting.set(run.id, run);
-    else this.waiting.delete(run.id);
+    else if (this.waiting.delete(run.id)) this.app.notifications.settle(run.id, false);
     this.renderBadge();
     const info = this.automations.get(run.automationId);
+    if (!info && this.main.isConnected) this.refreshList(); // made by another client since the list was read
     if (info && (!info.lastRun || info.lastRun.id === run.id || info.lastRun.startedAt <= run.startedAt)) {
       this.automations.set(info.id, { ...info, lastRun: run });
       if (this.rows.has(info.id)) this.rows.get(info.id).update(this.automations.get(info.id));
@@ -436,13 +481,13 @@ export class AutomationsView {
   // After (re)connecting: which runs wait for the user now (they may have started while the page was away).
   async refreshWaiting() {
     if (!this.supported()) return;
-    let result;
+    let runs;
     try {
-      result = await this.app.rpc.call("automation/runs", { limit: WAITING_SCAN });
+      runs = await this.readRuns({ limit: WAITING_SCAN }, false);
     } catch {
       return;
     }
-    this.waiting = new Map(result.runs.filter(isWaiting).map((run) => [run.id, run]));
+    this.waiting = new Map(runs.filter(isWaiting).map((run) => [run.id, run]));
     this.renderBadge();
   }
 

@@ -93,7 +93,7 @@ export class Notifications {
     clear(this.listEl);
     if (!this.items.size) this.listEl.append(h("li", { class: "muted notif-empty" }, "No notifications yet."));
     for (const n of this.items.values()) {
-      this.listEl.append(h("li", { class: `notif-item tier-${n.tier}`, "data-testid": "notification-item", dataset: { id: n.id, tier: n.tier } },
+      this.listEl.append(h("li", { class: `notif-item tier-${n.tier}${answered(n) ? " answered" : ""}`, "data-testid": "notification-item", dataset: { id: n.id, tier: n.tier } },
         this.content(n),
         h("div", { class: "notif-meta muted" }, when(n.deliveredAt), n.response ? ` · ${RESPONSE_WORDS[n.response] || n.response}` : ""),
         answered(n) ? null : this.actions(n)));
@@ -138,6 +138,21 @@ export class Notifications {
     if (!item) return;
     item.remove();
     if (this.toasts.get(id) === item) this.toasts.delete(id);
+  }
+
+  // A run no longer waits: the toast asking for its approval is stale. When the user answered the run here, its
+  // notification is answered too (accepted: they acted on it), so it does not stay unanswered under the bell.
+  settle(runId, answeredHere) {
+    for (const n of this.items.values()) {
+      if (n.kind !== "automation_approval" || n.runId !== runId) continue;
+      this.closeToast(n.id);
+      if (answeredHere && !answered(n)) {
+        this.app.rpc.call("notification/respond", { id: n.id, response: "accept" }).then((info) => {
+          this.items.set(info.id, info);
+          this.render();
+        }).catch(() => {});
+      }
+    }
   }
 
   async respond(n, response, buttons) {

@@ -8,18 +8,9 @@ import { clear, h, json, shortTime, toast } from "./dom.js";
 import { elapsed, when } from "./triggers.js";
 
 const CANCELLABLE = new Set(["running", "waiting_for_human", "interrupted"]);
-const FINISHED = new Set(["done", "failed", "cancelled"]);
 const STATUS_WORDS = { waiting_for_human: "waiting for you" };
 const TRIGGER_WORDS = { manual: "run by hand", cron: "on schedule", file: "file change", sessionEvent: "session event",
   mcpNotification: "MCP notification" };
-
-// How far a run has got: a call's answer older than what notifications already said is not shown (they share the
-// socket, but the server may tell of a step before it answers the call that started it).
-export function progress(run) {
-  let steps = 0;
-  for (const step of run.steps || []) steps += step.status === "running" || step.status === "waiting" ? 1 : 2;
-  return steps + (FINISHED.has(run.status) ? 1000 : 0);
-}
 
 export function isWaiting(run) {
   return run.status === "waiting_for_human";
@@ -49,10 +40,11 @@ function runDuration(run) {
 }
 
 export class RunList {
-  // onChange(run): told of the run a call (approve, reject, cancel, resume) answered with.
-  constructor(app, onChange) {
+  // runs: what the view offers for calls about runs — `call(method, params)` for one that answers with a run,
+  // `read(params)` for `automation/runs` — each applying the answer unless notifications have already said more.
+  constructor(app, runs) {
     this.app = app;
-    this.onChange = onChange;
+    this.calls = runs;
     this.runs = new Map(); // id -> {run, el}
     this.openSteps = new Set(); // `${runId}/${stepId}` the user expanded, kept across updates
     this.el = h("div", { class: "runs", "data-testid": "runs" });
@@ -181,7 +173,8 @@ export class RunList {
     const answer = async (yes) => {
       approve.disabled = reject.disabled = true;
       try {
-        this.learn(await this.app.rpc.call("automation/respond", { runId: run.id, approve: yes }));
+        await this.calls.call("automation/respond", { runId: run.id, approve: yes });
+        this.app.notifications.settle(run.id, true);
       } catch (err) {
         approve.disabled = reject.disabled = false;
         toast(err.code === "not_resumable" ? "That run no longer waits: it was answered or cancelled elsewhere." : `Could not answer: ${err.message}`,
@@ -198,7 +191,7 @@ export class RunList {
   async act(method, run, button, what) {
     button.disabled = true;
     try {
-      this.learn(await this.app.rpc.call(method, { runId: run.id }));
+      await this.calls.call(method, { runId: run.id });
     } catch (err) {
       button.disabled = false;
       toast(`Could not ${what} the run: ${err.message}`, "error");
@@ -209,16 +202,10 @@ export class RunList {
   // The run as the server has it now (after a refused action: it moved on meanwhile).
   async refresh(runId) {
     try {
-      const result = await this.app.rpc.call("automation/runs", { runId, limit: 1 });
-      if (result.runs.length) this.learn(result.runs[0]);
+      await this.calls.read({ runId, limit: 1 });
     } catch {
       // The notification brings it anyway.
     }
-  }
-
-  // A run a call answered with: the view decides whether it is news (notifications may have overtaken it).
-  learn(run) {
-    this.onChange(run);
   }
 
   openSession(sessionId) {
