@@ -1,8 +1,12 @@
-"""The Automations view and notifications in the browser, against a real server: a flow created from YAML, a refused
-one showing its problems and saving nothing, Run now with inputs, a `write` step approved (the file written) or
-rejected, cancelling a waiting run and resuming an interrupted one, disable and enable, export, delete after a
-confirmation, untrusted names and outputs shown as text, a notification step's toast and the header's list, and the
-tab's badge for a run waiting from any view; at a wide and a narrow width."""
+"""The Automations view and notifications in the browser, against a real server and the mock LLM: a flow created from
+YAML, a refused one showing its problems and saving nothing, Run now with an inputs form, a `write` step approved (the
+file written) or rejected, opened from its toast, an agent step answered in its session, cancelling a waiting or
+running run and resuming an interrupted one, disable and enable, export, delete after a confirmation, untrusted text
+shown as text, notification toasts (dismiss, snooze) and the header's list, and the tab's count of waiting runs seen
+from any view; at a wide and a narrow width.
+
+Inside an automation the approval policy runs what it would ask about in chat; the tests that need a step to wait set
+`write` to always ask (`tool/setPolicy`), as a user can."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ import pytest
 from playwright.async_api import Browser, BrowserContext, Page, expect
 
 from cowork.testing.client import EventClient
+from cowork.testing.mockllm import MockLLMServer, MockResponse, tool_step
 from cowork.testing.server import ServerProcess
 
 from .conftest import open_ui
@@ -168,7 +173,7 @@ async def test_create_run_approve_and_the_notification(
 
 
 async def test_a_refused_flow_shows_each_problem_and_saves_nothing(
-    context: BrowserContext, server: ServerProcess
+    context: BrowserContext, server: ServerProcess, artifacts: Path
 ) -> None:
     page = await open_automations(context, server)
     await page.get_by_test_id("automation-new").click()
@@ -182,6 +187,7 @@ async def test_a_refused_flow_shows_each_problem_and_saves_nothing(
     await expect(errors.filter(has_text="Nowhere")).to_have_count(1)
     await expect(errors.filter(has_text="five fields")).to_have_count(1)
     await expect(editor).to_have_value(bad)  # left as typed, to fix
+    await page.get_by_test_id("automation-detail").screenshot(path=str(artifacts / "automations-errors.png"))
     assert (await rpc(server, "automation/list"))["automations"] == []
     await expect(page.get_by_test_id("automation-item")).to_have_count(0)
 
@@ -200,6 +206,19 @@ async def test_a_refused_flow_shows_each_problem_and_saves_nothing(
     await expect(page.get_by_test_id("automation-error").first).to_contain_text("whom")
     saved = await rpc(server, "automation/get", {"id": "hello"})
     assert saved["version"] == 1 and "whom" not in saved["text"]
+
+    # The unsaved edit survives a visit to another view; opening another pane asks before dropping it.
+    await page.get_by_test_id("tab-chat").click()
+    await page.get_by_test_id("tab-automations").click()
+    await expect(page.get_by_test_id("automation-yaml")).to_have_value(re.compile(r"input\.whom"))
+    await page.get_by_test_id("automation-new").click()
+    dialog = page.get_by_test_id("automation-discard-dialog")
+    await dialog.get_by_test_id("dialog-cancel").click()
+    await expect(page.get_by_test_id("detail-name")).to_have_text("hello")
+    await expect(page.get_by_test_id("automation-yaml")).to_have_value(re.compile(r"input\.whom"))
+    await page.get_by_test_id("automation-new").click()
+    await page.get_by_test_id("automation-discard").click()
+    await expect(page.get_by_test_id("automation-save")).to_have_text("Create")
     assert page.errors == []  # type: ignore[attr-defined]
 
 
@@ -313,6 +332,43 @@ steps:
     await expect(toast.get_by_test_id("notification-body")).to_have_text('3 true ["x", "y"]')
     runs = (await rpc(server, "automation/runs", {"id": "forms"}))["runs"]
     assert runs[0]["inputs"] == {"who": "Ada", "count": 3, "loud": True, "tags": ["x", "y"]}
+
+    # Snoozed: the toast goes, the server keeps the answer (and shows it again later).
+    await toast.get_by_test_id("notification-snooze").click()
+    await expect(toast).to_have_count(0)
+    listed = (await rpc(server, "notification/list"))["notifications"]
+    assert [(n["title"], n["response"]) for n in listed] == [("Hi Ada", "snooze")]
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+async def test_an_agent_step_is_answered_in_its_session(
+    context: BrowserContext, server: ServerProcess, mock_llm: MockLLMServer, workspace: Path
+) -> None:
+    await ask_before_writing(server)
+    mock_llm.set_script(
+        [tool_step("write", filePath="agent.txt", content="from the agent"), MockResponse(text="Wrote agent.txt.")]
+    )
+    flow = "name: scribe\nsteps:\n  - {id: write_it, type: agentStep, prompt: Write agent.txt}\n"
+    await rpc(server, "automation/create", {"text": flow})
+    page = await open_automations(context, server)
+    await page.get_by_test_id("automation-run").click()
+    run = page.get_by_test_id("run").first
+    await expect(run).to_have_attribute("data-status", "waiting_for_human")
+    pending = run.get_by_test_id("run-pending")
+    await expect(pending).to_contain_text("waits for you in the automation's session")
+    await expect(pending.get_by_test_id("run-approve")).to_have_count(0)
+    await pending.get_by_test_id("pending-open-session").click()
+
+    # The automation's session, with the agent's question: answered like any approval.
+    await expect(page.get_by_test_id("session-title")).to_have_text("Automation: scribe")
+    await page.get_by_test_id("approval").get_by_test_id("approve").click()
+    await expect(page.get_by_test_id("assistant-message").last).to_have_text("Wrote agent.txt.")
+    assert (await anyio.Path(workspace / "agent.txt").read_text(encoding="utf-8")) == "from the agent"
+    await expect(page.get_by_test_id("automations-waiting")).to_be_hidden()
+    await page.get_by_test_id("tab-automations").click()
+    run = page.get_by_test_id("run").first
+    await expect(run).to_have_attribute("data-status", "done")
+    await expect(run.get_by_test_id("step-preview")).to_have_text("Wrote agent.txt.")
     assert page.errors == []  # type: ignore[attr-defined]
 
 

@@ -158,16 +158,17 @@ export class RunList {
   // The step a run waits on: what it would do and why it asks. An agent step's approval is answered in its session.
   pendingCard(run) {
     const p = run.pending;
+    const reason = p.reason ? h("div", { class: "card-reason", "data-testid": "pending-reason" }, p.reason) : null;
+    if (p.sessionId) {
+      return h("div", { class: "card approval run-pending", "data-testid": "run-pending" },
+        h("div", { class: "card-title" }, "Step ", h("code", {}, p.stepId), " waits for you in the automation's session"), reason,
+        h("div", { class: "card-actions" },
+          h("button", { class: "primary", "data-testid": "pending-open-session", onclick: () => this.openSession(p.sessionId) }, "Answer there")));
+    }
     const card = h("div", { class: "card approval run-pending", "data-testid": "run-pending" },
       h("div", { class: "card-title" }, "Step ", h("code", {}, p.stepId), " wants to run ", h("code", { "data-testid": "pending-tool" }, p.tool)),
-      p.reason ? h("div", { class: "card-reason", "data-testid": "pending-reason" }, p.reason) : null,
+      reason,
       Object.keys(p.arguments || {}).length ? h("pre", { class: "tool-args", "data-testid": "pending-arguments" }, json(p.arguments)) : null);
-    if (p.sessionId) {
-      card.append(h("div", { class: "card-actions" },
-        h("span", {}, "The agent step asks in its session."),
-        h("button", { class: "primary", "data-testid": "pending-open-session", onclick: () => this.openSession(p.sessionId) }, "Answer there")));
-      return card;
-    }
     const approve = h("button", { class: "primary", "data-testid": "run-approve" }, "Approve");
     const reject = h("button", { class: "danger", "data-testid": "run-reject" }, "Reject");
     const answer = async (yes) => {
