@@ -210,6 +210,7 @@ async def test_a_refused_flow_shows_each_problem_and_saves_nothing(
     # The unsaved edit survives a visit to another view; opening another pane asks before dropping it.
     await page.get_by_test_id("tab-chat").click()
     await page.get_by_test_id("tab-automations").click()
+    await expect(page.get_by_test_id("run-form")).to_be_visible()  # the pane drawn again
     await expect(page.get_by_test_id("automation-yaml")).to_have_value(re.compile(r"input\.whom"))
     await page.get_by_test_id("automation-new").click()
     dialog = page.get_by_test_id("automation-discard-dialog")

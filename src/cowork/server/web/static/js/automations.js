@@ -9,6 +9,8 @@ import { append, clear, h, toast } from "./dom.js";
 import { isWaiting, RunList, statusBadge } from "./runs.js";
 import { triggerWords, when } from "./triggers.js";
 
+const FINAL = new Set(["done", "failed", "cancelled"]);
+const SETTLE_MS = 400; // after a burst of notifications about a run, it is read once more (see settle)
 const RUNS_SHOWN = 20; // runs asked for when a flow is opened
 const WAITING_SCAN = 200; // recent runs looked through for waiting ones after (re)connecting
 const TEMPLATE = `name: my-flow
@@ -41,6 +43,7 @@ export class AutomationsView {
     this.seen = new Map(); // runId -> the latest run known
     this.notices = 0; // `automation/run` notifications received so far
     this.noticed = new Map(); // runId -> the number of its latest notification
+    this.settling = new Map(); // runId -> the timer of its settling read
     this.runList = null;
     this.el = h("div", { class: "panel automations", "data-testid": "automations-view" });
     this.badge = h("span", { class: "tab-badge", "data-testid": "automations-waiting", hidden: true });
@@ -85,8 +88,7 @@ export class AutomationsView {
     this.renderList();
     const keep = this.selected === "new" || this.automations.has(this.selected);
     const draft = keep && this.dirty() ? this.editor.value : null; // back from another view: the edit is still there
-    await this.select(keep ? this.selected : (this.sorted()[0] || {}).id || "new", { force: true });
-    if (draft != null && this.editor) this.editor.value = draft;
+    await this.select(keep ? this.selected : (this.sorted()[0] || {}).id || "new", { force: true, draft });
   }
 
   // The list alone, read again (the open pane stays as it is).
@@ -194,7 +196,8 @@ export class AutomationsView {
     return this.editor.value !== saved;
   }
 
-  async select(id, { force = false } = {}) {
+  // Open an automation's pane (or the new one's); `draft`: the text its editor had, kept over a re-render.
+  async select(id, { force = false, draft = null } = {}) {
     if (!force && id === this.selected) return;
     if (!force && this.dirty()) {
       const answer = await choose({ title: "Discard your changes?", testid: "automation-discard-dialog",
@@ -206,11 +209,13 @@ export class AutomationsView {
     this.renderList();
     if (id === "new") {
       this.renderNew();
+      if (draft != null) this.editor.value = draft;
       return;
     }
     const info = this.automations.get(id);
     if (!info) return;
     this.renderPane(info);
+    if (draft != null) this.editor.value = draft;
     await this.loadRuns(id);
   }
 
@@ -451,10 +456,15 @@ export class AutomationsView {
 
   // A run changed: from an `automation/run` notification (`notified`), or a call's answer.
   onRun(run, notified = true) {
+    // Done, failed and cancelled are final. A run said to be running after that is an older snapshot overtaking a
+    // newer one (two of the server's announcements of one run can be read and sent out of order).
+    const known = this.seen.get(run.id);
+    if (known && FINAL.has(known.status) && !FINAL.has(run.status)) return;
     if (notified) {
       this.notices += 1;
       this.noticed.set(run.id, this.notices);
       if (this.noticed.size > 500) this.noticed.delete(this.noticed.keys().next().value);
+      this.settle(run.id);
     }
     this.remember(run);
     if (isWaiting(run)) this.waiting.set(run.id, run);
@@ -467,6 +477,18 @@ export class AutomationsView {
       if (this.rows.has(info.id)) this.rows.get(info.id).update(this.automations.get(info.id));
     }
     if (this.runList && this.selected === run.automationId) this.runList.update(run);
+  }
+
+  // Once a run's notifications pause, read it again: the server may send two announcements of one run out of order
+  // (each reads the run on its own), so the last one to arrive is not always the newest. A read that a notification
+  // overtakes is not shown, and that notification starts another settling read, so the page ends on the run as the
+  // server has it.
+  settle(runId) {
+    clearTimeout(this.settling.get(runId));
+    this.settling.set(runId, setTimeout(() => {
+      this.settling.delete(runId);
+      if (this.app.rpc.state === "open") this.readRuns({ runId, limit: 1 }).catch(() => {});
+    }, SETTLE_MS));
   }
 
   renderBadge() {
