@@ -6,6 +6,7 @@
 
 import { choose } from "./dialog.js";
 import { append, clear, h, toast } from "./dom.js";
+import { inputFields, readInputs } from "./inputs.js";
 import { isWaiting, RunList, statusBadge } from "./runs.js";
 import { triggerWords, when } from "./triggers.js";
 
@@ -285,60 +286,17 @@ export class AutomationsView {
     if (before && this.editor.value === before.text && info.text !== before.text) this.editor.value = info.text;
   }
 
-  // Run now, with a field per declared input (its default filled in); object and array inputs are JSON.
+  // Run now, with a field per declared input (inputs.js).
   renderRunForm(info) {
-    const inputs = Object.entries(info.definition.inputs || {});
-    const fields = inputs.map(([name, spec]) => {
-      const id = `run-input-${name}`;
-      let control;
-      if (spec.type === "boolean") {
-        control = h("input", { type: "checkbox", id, "data-testid": "run-input", dataset: { name, type: spec.type } });
-        control.checked = spec.default === true;
-      } else if (spec.type === "object" || spec.type === "array") {
-        control = h("textarea", { id, rows: 2, "data-testid": "run-input", dataset: { name, type: spec.type },
-          placeholder: spec.type === "array" ? "[…] as JSON" : "{…} as JSON" });
-        if (spec.default != null) control.value = JSON.stringify(spec.default);
-      } else {
-        control = h("input", { type: spec.type === "number" ? "number" : "text", step: spec.type === "number" ? "any" : null, id,
-          "data-testid": "run-input", dataset: { name, type: spec.type } });
-        if (spec.default != null) control.value = String(spec.default);
-      }
-      const required = spec.required != null ? spec.required : spec.default == null;
-      return h("div", { class: "run-input" },
-        h("label", { for: id }, h("code", {}, name), required ? h("span", { class: "required", title: "required" }, " *") : null),
-        control, spec.description ? h("span", { class: "muted" }, spec.description) : null);
-    });
     const run = h("button", { class: "primary", "data-testid": "automation-run", onclick: () => this.runNow(info.id, run) }, "Run now");
-    clear(this.runForm).append(...fields, h("div", { class: "row" }, run));
-  }
-
-  readInputs() {
-    const values = {};
-    for (const control of this.runForm.querySelectorAll("[data-testid=run-input]")) {
-      const { name, type } = control.dataset;
-      if (type === "boolean") {
-        values[name] = control.checked;
-        continue;
-      }
-      const text = control.value.trim();
-      if (!text) continue; // not given: its default, or the server says it is required
-      if (type === "number") values[name] = Number(text);
-      else if (type === "object" || type === "array") {
-        try {
-          values[name] = JSON.parse(text);
-        } catch {
-          throw new Error(`${name}: not valid JSON`);
-        }
-      } else values[name] = control.value;
-    }
-    return values;
+    clear(this.runForm).append(...inputFields(info.definition.inputs), h("div", { class: "row" }, run));
   }
 
   async runNow(id, button) {
     this.runError.hidden = true;
     let inputs;
     try {
-      inputs = this.readInputs();
+      inputs = readInputs(this.runForm);
     } catch (err) {
       this.runError.textContent = err.message;
       this.runError.hidden = false;
