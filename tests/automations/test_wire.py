@@ -103,8 +103,11 @@ async def test_a_parked_run_notifies_a_connected_client_and_approving_resumes_it
         assert marks(tmp_path / "marks.txt") == ["mark one", "start two", "end two", "mark three"]
         listed = await client.call("notification/list", {})
         assert [n["kind"] for n in listed["notifications"]] == ["automation_approval", "automation_approval"]
-        answered = await client.call("notification/respond", {"id": note["id"], "response": "accept"})
-        assert answered["response"] == "accept"
+        # Answering the run answered its approval notifications: no client keeps offering them.
+        assert [n["response"] for n in listed["notifications"]] == ["accept", "accept"]
+        assert (await client.call("notification/list", {"unanswered": True}))["notifications"] == []
+        answered = await client.call("notification/respond", {"id": note["id"], "response": "dismiss"})
+        assert answered["response"] == "dismiss"
         with pytest.raises(RpcError) as unknown:
             await client.call("notification/respond", {"id": "nope", "response": "dismiss"})
         assert unknown.value.code == "notification_not_found"

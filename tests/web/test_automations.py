@@ -537,3 +537,17 @@ async def test_the_view_narrow_and_wide(
         assert page.errors == []  # type: ignore[attr-defined]
     finally:
         await context.close()
+
+
+async def test_automations_made_or_removed_elsewhere_show_up_without_a_reload(
+    context: BrowserContext, server: ServerProcess
+) -> None:
+    page = await open_automations(context, server)
+    await expect(page.get_by_test_id("automations-empty")).to_be_visible()
+    # Another client (or the agent's proposeAutomation) creates one: `automation/changed` reaches the open page.
+    made = await rpc(server, "automation/create", {"text": HELLO})
+    await expect(item(page, made["name"])).to_be_visible()
+    await rpc(server, "automation/disable", {"id": made["id"]})
+    await expect(item(page, made["name"])).to_have_attribute("data-enabled", "false")
+    await rpc(server, "automation/delete", {"id": made["id"]})
+    await expect(item(page, made["name"])).to_have_count(0)

@@ -58,6 +58,8 @@ class Notifier(Protocol):
         automation_id: str | None = None,
     ) -> Decision: ...
 
+    async def settle(self, run_id: str, kind: str = "automation_approval") -> None: ...
+
 
 class StepHost(Protocol):
     workspace: Path

@@ -300,6 +300,7 @@ class Runs:
         if live is not None:
             live.task.cancel()
             await asyncio.wait([live.task])
+            await self._settle(run_id)
             return await self.info(run_id)
         run = await self.row(run_id)
         state = RunState(run.status)
@@ -311,7 +312,13 @@ class Runs:
             error={"code": "cancelled", "message": "Cancelled by the user."},
         ))  # fmt: skip
         self.announce_soon(run_id)
+        await self._settle(run_id)
         return await self.info(run_id)
+
+    async def _settle(self, run_id: str) -> None:
+        """The run no longer waits: its approval notifications are answered (see `NotificationService.settle`)."""
+        if self._host.notifier is not None:
+            await self._host.notifier.settle(run_id)
 
     async def respond(self, run_id: str, approve: bool) -> AutomationRunInfo:
         """Approve (run it, then go on) or reject (the run fails) the step a run waits on.
@@ -350,6 +357,7 @@ class Runs:
 
             await self._db.write(reject)
             self.announce_soon(run_id)
+        await self._settle(run_id)
         return await self.info(run_id)
 
     async def relaunch(self, run_id: str) -> None:

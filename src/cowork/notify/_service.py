@@ -245,6 +245,12 @@ class NotificationService:
         assert updated is not None
         return _info(updated)
 
+    async def settle(self, run_id: str, kind: str = "automation_approval") -> None:
+        """The user answered a run's wait where they were (a client, the CLI): its unanswered approval notifications
+        count as accepted, so no client keeps offering them. Not a gate answer: the history does not learn from it."""
+        now = self._clock()
+        await self._db.write(lambda conn: repos.notifications.settle(conn, run_id, kind, now))
+
     async def recent(self, *, limit: int = 50, unanswered: bool = False) -> list[NotificationInfo]:
         rows = await self._db.read(lambda conn: repos.notifications.recent(conn, limit=limit, unanswered=unanswered))
         return [_info(row) for row in rows]

@@ -20,6 +20,7 @@ __all__ = [
     "record_response",
     "set_desktop",
     "set_response",
+    "settle",
 ]
 
 
@@ -90,6 +91,15 @@ def recent(conn: Connection, *, limit: int = 50, unanswered: bool = False) -> li
 
 def set_response(conn: Connection, notification_id: str, response: str, at: datetime) -> None:
     conn.execute(t.update().where(t.c.id == notification_id).values(response=response, responded_at=at))
+
+
+def settle(conn: Connection, run_id: str, kind: str, at: datetime) -> None:
+    """Mark a run's unanswered notifications of `kind` accepted."""
+    conn.execute(
+        t.update()
+        .where(t.c.run_id == run_id, t.c.kind == kind, t.c.response.is_(None))
+        .values(response="accept", responded_at=at)
+    )
 
 
 def set_desktop(conn: Connection, notification_id: str) -> None:

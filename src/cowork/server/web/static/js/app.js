@@ -24,6 +24,7 @@ const NOTIFICATIONS = {
   "ingest/progress": (app, p) => app.documents.onProgress(p),
   "capture/status": (app, p) => app.onCaptureStatus(p),
   "automation/run": (app, p) => app.automations.onRun(p),
+  "automation/changed": (app, p) => app.automations.onChanged(p),
   "notification/delivered": (app, p) => app.notifications.onDelivered(p),
 };
 

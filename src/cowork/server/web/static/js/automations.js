@@ -181,6 +181,23 @@ export class AutomationsView {
     }
   }
 
+  // Someone (another client, the agent's proposeAutomation) created, changed or deleted an automation.
+  async onChanged(change) {
+    if (!this.loading) return; // the view was never opened: it reads the list when it is
+    if (change.deleted) {
+      this.automations.delete(change.id);
+      this.removeRow(change.id);
+      this.renderList();
+      if (this.selected === change.id && !this.dirty()) await this.select((this.sorted()[0] || {}).id || "new", { force: true });
+      return;
+    }
+    try {
+      this.learnAutomation(await this.app.rpc.call("automation/get", { id: change.id }));
+    } catch {
+      // Gone again meanwhile: its own notification says so.
+    }
+  }
+
   // An automation as the server has it now: the list, and its pane if open (its editor kept if the user changed it).
   learnAutomation(info) {
     const before = this.automations.get(info.id);
