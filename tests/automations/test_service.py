@@ -164,3 +164,23 @@ async def test_a_run_stopped_with_the_server_goes_on_at_the_next_start(harness: 
     run = await finished(core, started.id, "done")
     assert (workspace / "later.txt").read_text() == "hi"
     assert [(s.step_id, s.status) for s in run.steps] == [("wait", "done"), ("greet", "done")]
+
+
+async def test_a_value_spliced_into_a_command_is_judged_after_substitution(
+    harness: CoreHarness, tmp_path: Path
+) -> None:
+    flow = (
+        "name: shout\ninputs:\n  name: {type: string}\nsteps:\n  - id: say\n    type: toolCall\n    tool: bash\n"
+        "    arguments: {command: 'echo ${input.name}'}\n"
+    )
+    victim = tmp_path / "keep"
+    victim.mkdir()
+    core = await harness.core()
+    await core.automations.create(parse_definition(None, flow))
+    harmless = await core.automations.run("shout", {"name": "hello"})
+    assert "hello" in str((await finished(core, harmless.id, "done")).result)
+    hostile = await core.automations.run("shout", {"name": f"x; rm -rf {victim}"})
+    run = await finished(core, hostile.id, "waiting_for_human")
+    assert run.pending is not None and "Dangerous" in run.pending.reason
+    assert run.pending.arguments == {"command": f"echo x; rm -rf {victim}"}
+    assert victim.exists()
