@@ -22,7 +22,10 @@ const NOTIFICATIONS = {
   },
   "mcp/install": (app, p) => app.mcp.onInstall(p),
   "ingest/progress": (app, p) => app.documents.onProgress(p),
-  "capture/status": (app, p) => app.onCaptureStatus(p),
+  "capture/status": (app, p) => {
+    app.captureNotices += 1;
+    app.onCaptureStatus(p);
+  },
   "automation/run": (app, p) => app.automations.onRun(p),
   "automation/changed": (app, p) => app.automations.onChanged(p),
   "notification/delivered": (app, p) => app.notifications.onDelivered(p),
@@ -32,6 +35,7 @@ class App {
   constructor(root) {
     this.root = root;
     this.rpc = new Connection();
+    this.captureNotices = 0; // `capture/status` notifications seen: an older answer to `capture/status` yields to them
     this.init = null;
     this.sessions = [];
     this.current = null; // SessionView
@@ -218,8 +222,11 @@ class App {
       this.indicator.update(null); // an older server: no capture, no indicator
       return;
     }
+    const seen = this.captureNotices;
     try {
-      this.onCaptureStatus(await this.rpc.call("capture/status", {}));
+      const status = await this.rpc.call("capture/status", {});
+      // A notification that came while this was asked is newer than the answer: the answer must not undo it.
+      if (this.captureNotices === seen) this.onCaptureStatus(status);
     } catch (err) {
       // Disconnected meanwhile: asked again once connected.
     }
