@@ -59,7 +59,8 @@ export class AutomationsView {
       h("h2", {}, "Automations",
         h("button", { class: "primary", "data-testid": "automation-new", onclick: () => this.select("new") }, "New automation")),
       h("p", { class: "muted" }, "Flows of tool calls, agent steps and notifications that run on a trigger or when you run them. "
-        + "A step that changes something asks for your approval, as in chat."),
+        + "Their steps run without asking, except what always asks (dangerous commands, protected files, tools set to "
+        + "always ask): the run then waits here for your approval."),
       h("div", { class: "auto-layout" }, h("div", { class: "auto-side" }, this.listEmpty, this.listEl), this.detail));
     this.unsupported = h("p", { class: "notice", "data-testid": "automations-unavailable" }, "Automations are not available on this server.");
   }
