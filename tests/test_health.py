@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import shutil
 import sys
 from pathlib import Path
@@ -151,3 +153,21 @@ async def test_a_store_that_cannot_be_read_is_degraded(harness: CoreHarness, mon
     store = subsystem(await core.health(), "store")
     assert store.status == "degraded"
     assert store.reason == f"The database cannot be read ({core.paths.database}): OSError: disk I/O error"
+
+
+async def test_a_scheduler_that_stopped_is_degraded_with_why(harness: CoreHarness) -> None:
+    core = await harness.core()
+    assert subsystem(await core.health(), "scheduler").status == "ready"
+    loop = core.automations._loop_task  # the cron loop, killed the way a bug would kill it
+    assert loop is not None
+    loop.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await loop
+
+    async def broken() -> None:
+        raise RuntimeError("the store went away")
+
+    core.automations._loop_task = asyncio.get_running_loop().create_task(broken())
+    await asyncio.sleep(0)
+    scheduler = subsystem(await core.health(), "scheduler")
+    assert scheduler.status == "degraded" and scheduler.reason is not None and "the store went away" in scheduler.reason

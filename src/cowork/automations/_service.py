@@ -67,6 +67,11 @@ def parse_definition(definition: dict[str, Any] | None, text: str | None, format
         raise _invalid("The flow is not valid:\n" + "\n".join(error.problems)) from None
 
 
+def _log_death(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("the automation scheduler stopped; scheduled automations do not fire", exc_info=task.exception())
+
+
 def _clear_next_fire(automation_id: str, conn: Any) -> None:
     repos.automations.set_next_fire(conn, automation_id, None)
 
@@ -120,13 +125,14 @@ class AutomationService:
         await self.run_log.recover()
         if schedule:
             self._loop_task = asyncio.get_running_loop().create_task(self._schedule_forever(), name="automations")
+            self._loop_task.add_done_callback(_log_death)
 
     async def stop(self) -> None:
         """Stop the cron loop and every live run; those in a step are `interrupted`, resumed at the next start."""
         self._stopping = True
         if self._loop_task is not None:
             self._loop_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            with contextlib.suppress(asyncio.CancelledError, Exception):  # a loop that died was logged then
                 await self._loop_task
         await self.run_log.stop()
 
