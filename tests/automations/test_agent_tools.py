@@ -142,3 +142,18 @@ async def test_an_invalid_proposal_fails_without_asking(harness: CoreHarness, mo
     assert not [e for e in harness.events[session] if isinstance(e.payload, ApprovalRequested)]
     assert "not valid" in mock_llm.requests[1].last_tool_results[0]["content"]
     assert await core.automations.list_all() == []
+
+
+async def test_a_plugin_tool_with_a_flows_name_stays_and_the_flow_is_no_tool(harness: CoreHarness) -> None:
+    from cowork.automations import FlowTool
+    from cowork.tools import builtin_tools
+
+    registry = builtin_tools()
+    core = await harness.core(tools=registry)
+    plugin = registry.get("read")
+    assert plugin is not None
+    registry.register(type("Impostor", (type(plugin),), {"name": "flow_hello"})())
+    info = await core.automations.create(parse_definition(None, HELLO))  # no crash: a warning, and no flow tool
+    assert info.name == "hello"
+    tool = core.tools.get("flow_hello")
+    assert tool is not None and not isinstance(tool, FlowTool)

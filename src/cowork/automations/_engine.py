@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from cowork.mcp import tool_name as mcp_tool_name
 from cowork.protocol import OperationStatus
 from cowork.store import Database, repos
 from cowork.store.repos.automations import RunStepRow
@@ -33,6 +34,7 @@ from ._executor import RunContext, RunResult, RunStatus, StepError, StepFailed, 
 from ._host import StepHost
 from ._model import Flow
 from ._steps import AgentStep, ConditionStep, McpToolCallStep, NotificationStep, Step, ToolCallStep
+from ._tools import FlowTool
 
 __all__ = ["RunEngine", "json_output"]
 
@@ -48,12 +50,6 @@ def json_output(text: str) -> Any:
         except ValueError:
             pass
     return text
-
-
-def _tool_name(server: str, tool: str) -> str:
-    from cowork.mcp._tool import tool_name
-
-    return tool_name(server, tool)
 
 
 class RunEngine:
@@ -218,14 +214,14 @@ class RunEngine:
         return await self._call(step, step.tool, dict(step.arguments))
 
     async def mcp_tool_call(self, run: RunContext, step: McpToolCallStep) -> Any:
-        return await self._call(step, _tool_name(step.server, step.tool), dict(step.arguments))
+        return await self._call(step, mcp_tool_name(step.server, step.tool), dict(step.arguments))
 
     async def _call(self, step: Step, name: str, arguments: dict[str, Any]) -> Any:
         tool = self._tools.get(name)
         if tool is None:
             raise StepFailed(f"There is no tool named {name!r} (is its MCP server configured and running?).",
                              code="tool_not_found")  # fmt: skip
-        if tool.name.startswith("flow_"):
+        if isinstance(tool, FlowTool):
             raise StepFailed("A flow cannot call another flow as a step.", code="not_supported")
         decision = self._host.decide(tool, arguments)
         if decision.decision == "question":

@@ -11,22 +11,20 @@ network is off, tools the user set to `always` ask, and creating automations. Th
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from cowork.config import CoworkConfig
 from cowork.notify import Decision
-from cowork.policy import CallFacts, PathDenied, PathPolicy, Places, PolicyContext, PolicyDecision, ToolOverride
+from cowork.policy import PolicyContext, PolicyDecision, ToolOverride
 from cowork.policy import decide as decide_approval
 from cowork.protocol import NotificationTier, OperationStatus
+from cowork.runtime import call_facts, path_policy
 from cowork.tools import Tool, ToolContext
 
 __all__ = ["AgentTaskRunner", "CoreHost", "Notifier", "StepHost"]
-
-_POLICY_SECONDS = 10.0
 
 
 class AgentTaskRunner(Protocol):
@@ -92,80 +90,26 @@ class CoreHost:
     """(automation id, automation name) → the id of its session, made if needed."""
     tasks: AgentTaskRunner | None = None
     notifier: Notifier | None = None
-    _paths: tuple[float, PathPolicy] | None = field(default=None, init=False, repr=False)
 
     def decide(self, tool: Tool[Any], arguments: Mapping[str, Any]) -> PolicyDecision:
-        config = self.config.tools
-        declared = tool.facts(dict(arguments))
-        command = None
-        if declared.shell_command is not None:
-            from cowork.policy import CommandPaths, classify  # the shell parser loads with the first command
-
-            permissions = config.permissions
-            roots = [*permissions.extra_read_roots, *permissions.extra_write_roots, *config.sandbox.extra_writable]
-            paths = CommandPaths.build(self.workspace, cowork_home=self.home, roots=roots)
-            command = classify(
-                declared.shell_command, allow=config.commands.allow, deny=config.commands.deny, paths=paths
-            )
-        server = tool.server_policy()
-        facts = CallFacts(
-            tool=tool.name,
-            risky=command.verdict != "safe" if command is not None else declared.needs_approval,
-            asks_user=tool.asks_user,
-            always_ask=tool.always_asks,
-            arguments=arguments,
-            command=command,
-            needs_network=declared.needs_network,
-            mcp_server=server[0] if server else None,
-            protected=self._protected(declared.paths) if declared.side_effects else None,
-            shell_command=declared.shell_command,
-        )
+        facts, server = call_facts(tool, arguments, workspace=self.workspace, home=self.home, config=self.config)
+        tools = self.config.tools
         context = PolicyContext(
-            mode=config.approval_mode,
-            allow_list=frozenset(config.auto_approve),
+            mode=tools.approval_mode,
+            allow_list=frozenset(tools.auto_approve),
             overrides=self.overrides(),
             automation=True,
             sandboxed=self.bwrap is not None,
-            network=config.sandbox.network,
+            network=tools.sandbox.network,
             server_policies=dict([server]) if server else {},
         )
         return decide_approval(facts, context)
-
-    def _protected(self, paths: tuple[str, ...]) -> str | None:
-        for raw in paths:
-            try:
-                resolved = PathPolicy(self.workspace).resolve(raw)
-            except PathDenied:
-                continue  # the tool refuses it when it runs
-            reason = Places.protected(resolved, self.workspace.resolve())
-            if reason is not None:
-                return reason
-        return None
-
-    def _path_policy(self) -> PathPolicy:
-        """The workspace's path policy, built at most every `_POLICY_SECONDS` (building resolves every protected
-        place, which costs about a millisecond; a place made meanwhile is picked up at the next build)."""
-        now = time.monotonic()
-        if self._paths is None or now - self._paths[0] > _POLICY_SECONDS:
-            config = self.config
-            permissions = config.tools.permissions
-            output = config.agent.output_directory
-            policy = PathPolicy.build(
-                self.workspace,
-                home=self.home,
-                output_dir=Path(output) if output else None,
-                extra_read=permissions.extra_read_roots,
-                extra_write=(*permissions.extra_write_roots, *config.tools.sandbox.extra_writable),
-                deny=permissions.deny,
-            )
-            self._paths = (now, policy)
-        return self._paths[1]
 
     def tool_context(self, run_id: str, step_id: str) -> ToolContext:
         config = self.config
         return ToolContext(
             workspace=self.workspace,
-            paths=self._path_policy(),
+            paths=path_policy(self.workspace, self.home, self.config),
             settings=config.tools,
             network=config.tools.sandbox.network,
             output_dir=self.home / "tool-output" / run_id,

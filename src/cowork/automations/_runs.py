@@ -95,7 +95,6 @@ class Runs:
         self._db = db
         self.host = host
         """What steps need of the core (the benchmark borrows its tool context)."""
-        self._host = host
         self._tools = tools
         self._publish = publish
         self._clock = clock
@@ -170,7 +169,7 @@ class Runs:
         }
         engine = RunEngine(
             self._db,
-            self._host,
+            self.host,
             self._tools,
             run_id=run.id,
             automation_id=run.automation_id,
@@ -224,7 +223,7 @@ class Runs:
             return
         finally:
             self._live.pop(run.id, None)
-        notifier = self._host.notifier
+        notifier = self.host.notifier
         if notifier is None:
             return
         if str(result.status) == R.WAITING_FOR_HUMAN and engine.pending is not None:
@@ -317,8 +316,8 @@ class Runs:
 
     async def _settle(self, run_id: str) -> None:
         """The run no longer waits: its approval notifications are answered (see `NotificationService.settle`)."""
-        if self._host.notifier is not None:
-            await self._host.notifier.settle(run_id)
+        if self.host.notifier is not None:
+            await self.host.notifier.settle(run_id)
 
     async def respond(self, run_id: str, approve: bool) -> AutomationRunInfo:
         """Approve (run it, then go on) or reject (the run fails) the step a run waits on.
@@ -435,8 +434,8 @@ class Runs:
 
             await self._db.write(interrupt)
             self.announce_soon(run.id)
-            if self._host.notifier is not None:
-                await self._host.notifier.offer(
+            if self.host.notifier is not None:
+                await self.host.notifier.offer(
                     kind="automation_interrupted", tier="helpful", title=f"{run.automation_name} was interrupted",
                     body=message, key=f"interrupted:{run.automation_id}", run_id=run.id,
                     automation_id=run.automation_id,

@@ -191,8 +191,11 @@ class AutomationService:
                 if wanted.get(tool.name) is not tool.flow:
                     self._tools.unregister(tool.name)
         for name, flow in wanted.items():
-            if self._tools.get(name) is None:
+            taken = self._tools.get(name)
+            if taken is None:
                 self._tools.register(FlowTool(flow, self))
+            elif not isinstance(taken, FlowTool):
+                log.warning("automation %s is not a tool: a plugin's tool is already named %s", flow.name, name)
         self._wake.set()
         for listener in list(self.on_change):
             listener()

@@ -64,6 +64,9 @@ class LiveTriggers:
         self._watcher: asyncio.Task[None] | None = None
         self._stop_watching: asyncio.Event | None = None
         self._fired: set[asyncio.Task[Any]] = set()
+        self._event_types: frozenset[str] = frozenset()
+        """The session event types an enabled automation waits for: every event of every session passes here,
+        streamed deltas included, so the rest return at once."""
 
     def start(self) -> None:
         if self._subscribe_events is not None:
@@ -85,8 +88,13 @@ class LiveTriggers:
             await asyncio.wait(list(self._fired), timeout=5)
 
     def refresh(self) -> None:
-        """Watch files when an enabled automation has a file trigger; stop when none has."""
-        wanted = any(isinstance(flow.trigger, FileTrigger) for _, flow in self._service.enabled_flows())
+        """Watch files when an enabled automation has a file trigger, stop when none has; note the event types
+        automations wait for."""
+        flows = self._service.enabled_flows()
+        self._event_types = frozenset(
+            flow.trigger.event_type for _, flow in flows if isinstance(flow.trigger, SessionEventTrigger)
+        )
+        wanted = any(isinstance(flow.trigger, FileTrigger) for _, flow in flows)
         if wanted and self._watcher is None:
             self._stop_watching = asyncio.Event()
             self._watcher = asyncio.get_running_loop().create_task(
@@ -137,7 +145,7 @@ class LiveTriggers:
                         self._fire(row.id, {"type": "file", "path": relative, "event": event})
 
     def _on_event(self, event: SessionEvent) -> None:
-        if event.session_id in self._automation_sessions():
+        if event.type not in self._event_types or event.session_id in self._automation_sessions():
             return
         for row, flow in self._service.enabled_flows():
             trigger = flow.trigger

@@ -9,6 +9,7 @@ The executors, and pydantic-ai's model layer with them, load with the first oper
 not with this package.
 """
 
+from ._call_policy import call_facts, path_policy
 from ._deps import RunnerDeps, RunnerHooks
 from ._history import display_text, dump_message, load_message, repair
 from ._operations import NewOperation, Operations, Origin, preload
@@ -28,10 +29,12 @@ __all__ = [
     "RunnerHooks",
     "Runtime",
     "TurnRouter",
+    "call_facts",
     "decide",
     "display_text",
     "dump_message",
     "load_message",
+    "path_policy",
     "preload",
     "repair",
 ]

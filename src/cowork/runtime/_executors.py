@@ -12,19 +12,13 @@ import functools
 import logging
 import time
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any, assert_never
+from typing import assert_never
 
 from cowork.memory import ProfileError
 from cowork.policy import (
-    CallFacts,
-    CommandPaths,
-    PathDenied,
     PathPolicy,
-    Places,
     PolicyContext,
     PolicyDecision,
-    classify,
 )
 from cowork.policy import decide as decide_approval
 from cowork.prompts import gather_prompt_extras
@@ -46,6 +40,7 @@ from cowork.tools import ToolContext, ToolError, run_tool
 from cowork.tools._diffs import DIFF_TOOLS, change_diff, preview_change, snapshot
 from cowork.tools._fsutil import run_blocking
 
+from ._call_policy import call_facts, path_policy
 from ._exec_context import ContextSteps
 from ._exec_human import HumanSteps
 from ._exec_model import ModelSteps
@@ -73,12 +68,6 @@ from ._state import LedgerEntry, transition_call
 __all__ = ["OperationRunner"]
 
 log = logging.getLogger(__name__)
-
-_POLICY_SECONDS = 10.0
-"""How long operations of one configuration share a built path policy. Building one resolves every protected place
-(about a millisecond, on the event loop, per operation); those places (the folder itself, Cowork's home, the
-credential stores) are outside what any tool may change, and each path a tool names is still resolved when used."""
-_POLICIES: dict[tuple[Any, ...], tuple[float, PathPolicy]] = {}
 
 _PLAN_MODE = "planMode"
 """Set in a call's `meta` when plan mode refuses it."""
@@ -137,28 +126,10 @@ class OperationRunner(ContextSteps, ObserveSteps, ModelSteps, HumanSteps):
                 "run", "fails without running"
             )  # the call returns an error to the model; nothing to approve
         config = self.deps.config.tools
-        declared = tool.facts(entry.arguments)
-        command = None
-        if declared.shell_command is not None:
-            permissions = config.permissions
-            roots = [*permissions.extra_read_roots, *permissions.extra_write_roots, *config.sandbox.extra_writable]
-            paths = CommandPaths.build(self.workspace, cowork_home=self.deps.home, roots=roots)
-            command = classify(
-                declared.shell_command, allow=config.commands.allow, deny=config.commands.deny, paths=paths
-            )
-        flags = self.hooks.session_flags(self.state.session_id)
-        facts = CallFacts(
-            tool=entry.name,
-            risky=command.verdict != "safe" if command is not None else declared.needs_approval,
-            asks_user=tool.asks_user,
-            always_ask=tool.always_asks,
-            arguments=entry.arguments,
-            command=command,
-            needs_network=declared.needs_network,
-            mcp_server=server[0] if (server := tool.server_policy()) else None,
-            protected=self._protected(declared.paths) if declared.side_effects else None,
-            shell_command=declared.shell_command,
+        facts, server = call_facts(
+            tool, entry.arguments, workspace=self.workspace, home=self.deps.home, config=self.deps.config
         )
+        flags = self.hooks.session_flags(self.state.session_id)
         context = PolicyContext(
             mode=config.approval_mode,
             allow_list=frozenset(config.auto_approve),
@@ -187,18 +158,6 @@ class OperationRunner(ContextSteps, ObserveSteps, ModelSteps, HumanSteps):
             return tool.preview(entry.arguments) if tool is not None else None
         change = preview_change(entry.name, entry.arguments, self._tool_context(entry))
         return change[1] if change else None
-
-    def _protected(self, paths: tuple[str, ...]) -> str | None:
-        """Why one of the paths a call writes is a protected workspace file, if one is."""
-        for raw in paths:
-            try:
-                resolved = PathPolicy(self.workspace).resolve(raw)
-            except PathDenied:
-                continue  # the tool refuses it when it runs
-            reason = Places.protected(resolved, self.workspace.resolve())
-            if reason is not None:
-                return reason
-        return None
 
     def _bwrap(self, flags: SessionFlags) -> str | None:
         return None if flags.yolo else self.deps.bwrap
@@ -391,36 +350,8 @@ class OperationRunner(ContextSteps, ObserveSteps, ModelSteps, HumanSteps):
             return f"Error: the {entry.name} tool failed unexpectedly ({type(exc).__name__}: {exc}).", True
 
     def _path_policy(self) -> PathPolicy:
-        """The operation's path policy, built once per configuration (building resolves every protected place)."""
-        config, home = self.deps.config, self.deps.home
-        permissions = config.tools.permissions
-        key = (
-            self.workspace,
-            home,
-            config.agent.output_directory,
-            tuple(permissions.extra_read_roots),
-            (*permissions.extra_write_roots, *config.tools.sandbox.extra_writable),
-            tuple(permissions.deny),
-        )
-        if self._paths is None or self._paths[0] != key:
-            now = time.monotonic()
-            shared = _POLICIES.get(key)
-            if shared is not None and now - shared[0] < _POLICY_SECONDS:
-                policy = shared[1]
-            else:
-                policy = PathPolicy.build(
-                    self.workspace,
-                    home=home,
-                    output_dir=Path(key[2]) if key[2] else None,
-                    extra_read=key[3],
-                    extra_write=key[4],
-                    deny=key[5],
-                )
-                if len(_POLICIES) >= 64:
-                    _POLICIES.clear()
-                _POLICIES[key] = (now, policy)
-            self._paths = (key, policy)
-        return self._paths[1]
+        """The operation's path policy (shared by operations of one configuration, see `path_policy`)."""
+        return path_policy(self.workspace, self.deps.home, self.deps.config)
 
     def _tool_context(self, entry: LedgerEntry) -> ToolContext:
         state, hooks = self.state, self.hooks

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic_ai.messages import ModelRequest, ModelResponse
 
 from cowork.models import ModelTarget
-from cowork.policy import PathPolicy, PolicyDecision
+from cowork.policy import PolicyDecision
 from cowork.protocol import (
     Ask,
     ErrorCode,
@@ -62,7 +62,6 @@ class RunnerBase:
         self.interrupted_by_shutdown = False
         self._prompt_extras: str | None = None
         """Skills and memory for the system prompt, read once per run (not at every step)."""
-        self._paths: tuple[tuple[object, ...], PathPolicy] | None = None
         """The path policy for tool calls and the configuration it was built from (see `_path_policy`)."""
         self._inflight: dict[str, asyncio.Task[None]] = {}
         """Tool calls running now, each in its own task (its own cancel scope)."""
