@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -33,7 +33,7 @@ from ._gates import Throttle
 from ._history import MemoryHistory
 from ._settings import GateSettings
 from ._tiers import Tier, check_tier
-from ._values import Candidate, Decision, Delivery, Outcome, Response, UnknownDelivery
+from ._values import Candidate, Decision, Delivery, Response, UnknownDelivery
 
 __all__ = ["Desktop", "NotificationService", "StoreHistory"]
 
@@ -60,13 +60,7 @@ class StoreHistory(MemoryHistory):
 
     async def load(self, since: datetime) -> None:
         """Read the answers given since `since` (the gate's look-back) from the store."""
-        from cowork.store._schema import notification_responses as t
-
-        def read(conn: Any) -> list[tuple[str, str, datetime]]:
-            rows = conn.execute(t.select().where(t.c.at >= since).order_by(t.c.at))
-            return [(r.kind, r.response, r.at) for r in rows]
-
-        for kind, response, at in await self._db.read(read):
+        for kind, response, at in await self._db.read(lambda conn: repos.notifications.responses_since(conn, since)):
             with contextlib.suppress(ValueError):
                 self.entries.append((kind, Response(response), at))
 
@@ -122,7 +116,6 @@ class NotificationService:
         self._was_deep = False
         self._ticker: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()
-        self.listeners: list[Callable[[NotificationInfo], Awaitable[None] | None]] = []
 
     async def start(self) -> None:
         await self.history.load(self._clock() - self.throttle.settings.dismissal_lookback)
@@ -254,9 +247,3 @@ class NotificationService:
     async def recent(self, *, limit: int = 50, unanswered: bool = False) -> list[NotificationInfo]:
         rows = await self._db.read(lambda conn: repos.notifications.recent(conn, limit=limit, unanswered=unanswered))
         return [_info(row) for row in rows]
-
-    def outcome_text(self, decision: Decision) -> str:
-        """How a decision reads in a run's step output."""
-        if decision.outcome is Outcome.DELIVERED:
-            return "delivered"
-        return f"{decision.outcome}: {decision.reason}"

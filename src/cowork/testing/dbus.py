@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 from xml.sax.saxutils import escape
 
 from jeepney import DBusAddress, MessageType, new_method_call
@@ -48,7 +48,41 @@ def available() -> str | None:
     return None
 
 
-class PrivateSessionBus:
+class _Daemon:
+    """A test daemon of ours: its process and its temporary folder, stopped (or killed) and removed."""
+
+    _home: tempfile.TemporaryDirectory[str] | None = None
+    _proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        self.stop()
+
+    def kill(self) -> None:
+        """SIGKILL it, as a crash would (`start` brings it back)."""
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc.wait()
+
+    def stop(self) -> None:
+        """Stop it and whatever it started, and remove its folder; idempotent."""
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                stop_tree(self._proc.pid, grace=2.0)
+            self._proc.wait()
+            self._proc = None
+        if self._home is not None:
+            self._home.cleanup()
+            self._home = None
+
+
+class PrivateSessionBus(_Daemon):
     """A dbus-daemon of its own on a socket in a temporary folder; `.address` is set once started.
 
     Args:
@@ -58,15 +92,6 @@ class PrivateSessionBus:
     def __init__(self, *, service_dirs: tuple[Path, ...] = ()) -> None:
         self.address = ""
         self._service_dirs = service_dirs
-        self._home: tempfile.TemporaryDirectory[str] | None = None
-        self._proc: subprocess.Popen[bytes] | None = None
-
-    def __enter__(self) -> PrivateSessionBus:
-        self.start()
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        self.stop()
 
     @property
     def socket(self) -> Path:
@@ -118,23 +143,6 @@ class PrivateSessionBus:
             reply = conn.send_and_get_reply(new_method_call(message_bus, "ReloadConfig"), timeout=_TIMEOUT)
         if reply.header.message_type is MessageType.error:
             raise RuntimeError(f"the bus answered ReloadConfig with an error: {reply.body}")
-
-    def kill(self) -> None:
-        """SIGKILL the bus, as a crash would (every client loses its connection; `start` brings it back)."""
-        if self._proc is not None:
-            self._proc.kill()
-            self._proc.wait()
-
-    def stop(self) -> None:
-        """Stop the bus and whatever it started on demand, and remove its folder; idempotent."""
-        if self._proc is not None:
-            if self._proc.poll() is None:
-                stop_tree(self._proc.pid, grace=2.0)
-            self._proc.wait()
-            self._proc = None
-        if self._home is not None:
-            self._home.cleanup()
-            self._home = None
 
 
 def _config(socket: Path, service_dirs: tuple[Path, ...]) -> str:
@@ -190,7 +198,7 @@ class Received:
     """What dunst gave Pango to draw: the summary, a newline, the body."""
 
 
-class Dunst:
+class Dunst(_Daemon):
     """dunst on the bus at `address`, drawing on X display `display`, with a configuration of its own.
 
     Args:
@@ -201,15 +209,6 @@ class Dunst:
         self.address = address
         self.display = display
         self._markup = markup
-        self._home: tempfile.TemporaryDirectory[str] | None = None
-        self._proc: subprocess.Popen[bytes] | None = None
-
-    def __enter__(self) -> Dunst:
-        self.start()
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        self.stop()
 
     def start(self) -> None:
         """Start dunst; return once it owns `org.freedesktop.Notifications`.
@@ -245,23 +244,6 @@ class Dunst:
         exec_line = f"/usr/bin/env {env} {' '.join(self.command())}"
         path.write_text(f"[D-BUS Service]\nName={NOTIFICATIONS}\nExec={exec_line}\n", encoding="utf-8")
         return path
-
-    def kill(self) -> None:
-        """SIGKILL dunst, as a crash would (its name is free at once; `start` brings it back)."""
-        if self._proc is not None:
-            self._proc.kill()
-            self._proc.wait()
-
-    def stop(self) -> None:
-        """Stop dunst and remove its folder; idempotent."""
-        if self._proc is not None:
-            if self._proc.poll() is None:
-                stop_tree(self._proc.pid, grace=2.0)
-            self._proc.wait()
-            self._proc = None
-        if self._home is not None:
-            self._home.cleanup()
-            self._home = None
 
     def history(self) -> list[Received]:
         """Every notification dunst has received, newest first (it closes those still shown to list them)."""

@@ -13,11 +13,11 @@ from .._schema import notifications as t
 
 __all__ = [
     "NotificationRow",
-    "count_responses",
     "get",
     "insert",
     "recent",
     "record_response",
+    "responses_since",
     "set_desktop",
     "set_response",
     "settle",
@@ -110,11 +110,7 @@ def record_response(conn: Connection, kind: str, response: str, at: datetime) ->
     conn.execute(responses_t.insert().values(kind=kind, response=response, at=at))
 
 
-def count_responses(conn: Connection, kind: str, since: datetime) -> dict[str, int]:
-    """How many times each response was given to `kind` at or after `since`."""
-    stmt = (
-        sa.select(responses_t.c.response, sa.func.count())
-        .where(responses_t.c.kind == kind, responses_t.c.at >= since)
-        .group_by(responses_t.c.response)
-    )
-    return {response: count for response, count in conn.execute(stmt)}
+def responses_since(conn: Connection, since: datetime) -> list[tuple[str, str, datetime]]:
+    """Every answer given at or after `since`, oldest first: (kind, response, when)."""
+    stmt = sa.select(responses_t.c.kind, responses_t.c.response, responses_t.c.at).where(responses_t.c.at >= since)
+    return [(r.kind, r.response, r.at) for r in conn.execute(stmt.order_by(responses_t.c.at))]
