@@ -90,8 +90,12 @@ async def test_a_parked_run_notifies_a_connected_client_and_approving_resumes_it
         waiting = await until_status(client, run["id"], "waiting_for_human")
         assert waiting["pending"]["stepId"] == "first" and waiting["pending"]["tool"] == "mark"
         assert marks(tmp_path / "marks.txt") == []
-        pushed = [p for m, p in client.notifications if m == "automation/run" and p["id"] == run["id"]]
-        assert pushed and pushed[-1]["status"] == "waiting_for_human"
+
+        def pushed() -> list[dict[str, Any]]:
+            return [p for m, p in client.notifications if m == "automation/run" and p["id"] == run["id"]]
+
+        # Run announcements are batched (50 ms), so the push may trail the poll that saw the parked run.
+        await until(lambda: pushed() and pushed()[-1]["status"] == "waiting_for_human")
 
         await client.call("automation/respond", {"runId": run["id"], "approve": True})
         # `last` is a mark too: the policy asks again for that step, and only for that one.
