@@ -3,6 +3,7 @@ and the only model a test can talk to is the scripted mock LLM server from `cowo
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -11,7 +12,29 @@ import pytest
 from cowork.store import Database
 from cowork.testing.core import CoreHarness
 from cowork.testing.mockllm import MockLLMServer
+from cowork.testing.postgres import PostgresSchema
 from cowork.testing.server import PROVIDER_VARIABLES
+
+ENGINE = os.environ.get("COWORK_TEST_ENGINE", "sqlite")
+"""The store every test's cores and servers use: `sqlite` (a file in the test's home) or `postgres` (a schema of
+its own on the test server, dropped afterwards). `scripts/test` runs the suite once on each."""
+if ENGINE not in ("sqlite", "postgres"):
+    raise pytest.UsageError(f"COWORK_TEST_ENGINE must be sqlite or postgres, not {ENGINE!r}")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The PostgreSQL half leaves out what only a SQLite file has (named by the `sqlite_file` mark)."""
+    if ENGINE != "postgres":
+        return
+    kept = [item for item in items if item.get_closest_marker("sqlite_file") is None]
+    left_out = [item for item in items if item.get_closest_marker("sqlite_file") is not None]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = kept
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"store engine: {ENGINE}"
 
 
 @pytest.fixture
@@ -23,6 +46,7 @@ def anyio_backend() -> str:
 def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     for name in PROVIDER_VARIABLES:
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("COWORK_DATABASE_URL", raising=False)
     monkeypatch.setenv("COWORK_HOME", str(tmp_path_factory.mktemp("cowork-home")))
     # Servers started by tests do not build the document toolbox in the background (tests/toolbox builds it).
     monkeypatch.setenv("COWORK_TOOLS__TOOLBOX__INSTALL", "never")
@@ -35,6 +59,18 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pyt
         monkeypatch.delenv(name, raising=False)
     # Nor pop notifications up on it: desktop-notification tests give their own private bus explicitly.
     monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def database_url(_isolated_environment: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[str | None]:
+    """The PostgreSQL schema of this test when the suite runs on PostgreSQL (None on SQLite). Every core and server
+    the test starts finds it in COWORK_DATABASE_URL."""
+    if ENGINE == "sqlite":
+        yield None
+        return
+    with PostgresSchema() as schema:
+        monkeypatch.setenv("COWORK_DATABASE_URL", schema.url)
+        yield schema.url
 
 
 @pytest.fixture
@@ -77,9 +113,10 @@ async def harness(home: Path, workspace: Path, mock_llm: MockLLMServer) -> Async
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Iterator[Database]:
-    """A real SQLite store in the test's folder, migrated to the newest schema."""
-    database = Database.sqlite(tmp_path / "cowork.db")
+def db(tmp_path: Path, database_url: str | None) -> Iterator[Database]:
+    """A real store, migrated to the newest schema: a SQLite file in the test's folder, or the test's PostgreSQL
+    schema."""
+    database = Database.from_url(database_url, tmp_path / "cowork.db")
     database.migrate()
     yield database
     database.close()

@@ -95,7 +95,7 @@ class Core:
         self.paths = loaded.paths
         self.workspace = loaded.workspace
         self.paths.ensure()
-        self.db = database if database is not None else Database.sqlite(self.paths.database)
+        self.db = database if database is not None else Database.from_url(self.config.database_url, self.paths.database)
         self.bus = EventBus()
         self.journal = Journal(self.db, self.bus)
         self.selector = ModelSelector(self.config, dict(os.environ if env is None else env))

@@ -14,7 +14,7 @@ from cowork.testing.client import EventClient
 from cowork.testing.mockllm import MockLLMServer, MockResponse
 from cowork.testing.server import ServerProcess, provider_env
 
-pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.sqlite_file]
 
 
 def cowork(home: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -56,6 +56,11 @@ class ServerConfig(_Section):
     idle_exit_seconds: float | None = Field(
         default=None, gt=0, description="Exit after this long with no connection and no running turn."
     )
+    reuse_port: bool = Field(
+        default=False,
+        description="Bind with SO_REUSEPORT, so several replicas listen on one port and the kernel shares "
+        "connections between them (see docs/scale-out.md).",
+    )
 
 
 class ProviderSettings(_Section):
@@ -527,7 +532,22 @@ class NotificationsConfig(_Section):
     )
 
 
+class ReplicasConfig(_Section):
+    lease_seconds: float = Field(
+        default=15,
+        ge=0.5,
+        le=600,
+        description="How long a replica's hold on a running operation lasts unrenewed; after a replica dies, "
+        "another takes its operations over within about this long.",
+    )
+
+
 class CoworkConfig(_Section):
+    database_url: str | None = Field(
+        default=None,
+        description="PostgreSQL URL (postgresql://user@host:port/db) shared by several replicas; unset, the SQLite "
+        "file in Cowork's home (COWORK_DATABASE_URL or `cowork serve --database-url`).",
+    )
     provider: str | None = Field(default=None, description="Provider id, e.g. openai, anthropic, google, ollama.")
     model: str | None = Field(default=None, description="Model id; defaults to the provider's default model.")
     server: ServerConfig = Field(default_factory=ServerConfig)
@@ -548,3 +568,4 @@ class CoworkConfig(_Section):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     capture: CaptureConfig = Field(default_factory=CaptureConfig)
     notifications: NotificationsConfig = Field(default_factory=NotificationsConfig)
+    replicas: ReplicasConfig = Field(default_factory=ReplicasConfig)

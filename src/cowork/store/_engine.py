@@ -1,4 +1,4 @@
-"""The database engine: one serialized writer, a few concurrent readers, versioned migrations.
+"""The database engine: one serialized writer, a few concurrent readers, versioned migrations; SQLite or PostgreSQL.
 
 Blocking database calls run on worker threads (one for writes, a small bounded pool for reads) so the event loop
 never waits on disk. Callers hand in a function of a SQLAlchemy `Connection`; it runs inside one transaction.
@@ -74,6 +74,26 @@ def _sqlite_engine(path: Path, *, writer: bool) -> Engine:
     return engine
 
 
+def postgres_url(url: str) -> str:
+    """A PostgreSQL URL in the form SQLAlchemy opens with psycopg 3 (`postgresql://` and `postgres://` name it)."""
+    for prefix in ("postgresql+psycopg://", "postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    raise ValueError(f"not a PostgreSQL URL: {url.split('://')[0]}://…")
+
+
+def _postgres_engine(url: str, *, writer: bool) -> Engine:
+    # Readers see one snapshot per transaction, as SQLite's do; REPEATABLE READ never fails a read-only transaction.
+    # The writer keeps READ COMMITTED: several replicas write at once and must see each other's committed rows.
+    return sa.create_engine(
+        postgres_url(url),
+        pool_size=1 if writer else 4,
+        max_overflow=0,
+        pool_pre_ping=True,
+        isolation_level="READ COMMITTED" if writer else "REPEATABLE READ",
+    )
+
+
 def _private_database_files(path: Path) -> None:
     """Make the database file 0600, creating it empty if missing, and tighten the files SQLite keeps beside it.
 
@@ -108,7 +128,7 @@ def _pragma(conn: Connection, pragma: str) -> None:
 
 
 class Database:
-    """A store engine. SQLite today; the same interface serves PostgreSQL (an engine URL away)."""
+    """A store engine: a SQLite file (one machine) or PostgreSQL (several replicas), behind the same interface."""
 
     def __init__(self, writer: Engine, reader: Engine, *, max_readers: int = 4) -> None:
         self._writer = writer
@@ -124,6 +144,29 @@ class Database:
         path.parent.mkdir(parents=True, exist_ok=True)
         _private_database_files(path)
         return cls(_sqlite_engine(path, writer=True), _sqlite_engine(path, writer=False))
+
+    @classmethod
+    def postgres(cls, url: str) -> Database:
+        """Connect to PostgreSQL (`postgresql://user@host:port/db`; `?options=-csearch_path%3Dschema` picks a
+        schema). Nothing is created but the schema's tables, by `migrate`.
+
+        Raises:
+            ValueError: `url` is not a PostgreSQL URL.
+        """
+        return cls(_postgres_engine(url, writer=True), _postgres_engine(url, writer=False))
+
+    @classmethod
+    def from_url(cls, url: str | None, sqlite_path: Path) -> Database:
+        """The configured store: PostgreSQL when `url` names one, else the SQLite file at `sqlite_path`.
+
+        Raises:
+            ValueError: `url` names another kind of database.
+        """
+        if not url:
+            return cls.sqlite(sqlite_path)
+        if url.startswith("sqlite:///"):
+            return cls.sqlite(Path(url[len("sqlite:///") :]))
+        return cls.postgres(url)
 
     @classmethod
     def sqlite_readonly(cls, path: Path) -> Database:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -60,6 +61,8 @@ class CoreHarness:
         """A started core whose provider is the mock in wire format `kind` (openai, responses, anthropic, google;
         "" for none). Retries are off unless `env` turns them on."""
         environment = {"COWORK_HOME": str(self.home), "COWORK_AGENT__PROVIDER_MAX_RETRIES": "0"}
+        if url := os.environ.get("COWORK_DATABASE_URL"):
+            environment["COWORK_DATABASE_URL"] = url  # the suite's PostgreSQL half (tests/conftest.py)
         if kind:
             bases = {
                 "openai": self.openai_base_url,
