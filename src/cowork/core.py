@@ -13,6 +13,8 @@ import contextlib
 import importlib
 import logging
 import os
+import secrets
+import socket
 import sys
 import threading
 import time
@@ -39,14 +41,23 @@ from cowork.notify import DesktopNotifier, GateSettings, NotificationService
 from cowork.observability import TraceQueries, Tracing
 from cowork.policy import ToolPolicies
 from cowork.prompts import gather_prompt_extras
-from cowork.protocol import HealthResult, ProtocolError, SessionCreateParams
+from cowork.protocol import HealthResult, ProtocolError, SessionCreateParams, SessionEvent
 from cowork.providers import ModelChoices, ProviderService
 from cowork.retrieval import Retrieval, job_info
-from cowork.runtime import RunnerDeps, Runtime, TurnRouter
+from cowork.runtime import FORWARD_CHANNEL, Leases, RunnerDeps, Runtime, TurnRouter
 from cowork.runtime import preload as preload_runtime
 from cowork.sandbox import find_bwrap
-from cowork.sessions import Checkpoints, EventBus, Journal, SessionService, SessionSettings, TodoList
-from cowork.store import Database
+from cowork.sessions import (
+    CHANNEL,
+    Checkpoints,
+    EventBus,
+    EventFanout,
+    Journal,
+    SessionService,
+    SessionSettings,
+    TodoList,
+)
+from cowork.store import Database, Listener
 from cowork.toolbox import Toolbox, ToolboxInstaller
 from cowork.tools import ToolRegistry, builtin_tools
 from cowork.usage import UsageService
@@ -97,7 +108,13 @@ class Core:
         self.paths.ensure()
         self.db = database if database is not None else Database.from_url(self.config.database_url, self.paths.database)
         self.bus = EventBus()
-        self.journal = Journal(self.db, self.bus)
+        replicated = self.db.dialect == "postgresql"
+        self.replica = replica_id(self.paths.home) if replicated else "local"
+        """This replica's name in leases and announcements (kept in its home, so a restart knows its own)."""
+        self.fanout = EventFanout(self.db, self.bus, self.replica) if replicated else None
+        """Events across replicas (PostgreSQL only)."""
+        self.journal = Journal(self.db, self.bus, fanout=self.fanout)
+        self._listener: Listener | None = None
         self.selector = ModelSelector(self.config, dict(os.environ if env is None else env))
         self.models = ModelCache()
         self.credentials = CredentialStore(self.paths.home, backend=self.config.credentials.store)
@@ -198,7 +215,10 @@ class Core:
             self.router,
             todos=self.todos,
             overrides=self.tool_policies.overrides,
+            leases=Leases(self.db, replica=self.replica, ttl=self.config.replicas.lease_seconds, enabled=replicated),
         )
+        if self.fanout is not None:
+            self.fanout.on_remote = self._on_remote_event
         self.recall.observer = self.runtime.observe
         notify = self.config.notifications
         now = clock or (lambda: datetime.now(UTC))
@@ -259,6 +279,12 @@ class Core:
             log.warning("CONFIG: %s", warning)
         await anyio.to_thread.run_sync(self.db.migrate)
         self.journal.start()
+        if self.fanout is not None:
+            self.fanout.start()
+            leases = self.runtime.leases
+            channels = {CHANNEL: self.fanout.on_notify, FORWARD_CHANNEL: leases.on_notify}
+            self._listener = Listener(self.db.url, list(channels), lambda channel, payload: channels[channel](payload))
+            await self._listener.start()
         await self.usage.load()
         await self.providers.load()
         await self.tool_policies.load()
@@ -272,6 +298,12 @@ class Core:
         await self.automations.start()
         self.automation_triggers.start()
         self.checkpoints.prune_soon()
+
+    def _on_remote_event(self, event: SessionEvent) -> None:
+        """Another replica changed an operation: a copy of it loaded here and not running is stale."""
+        operation_id = getattr(event.payload, "operation_id", None)
+        if isinstance(operation_id, str):
+            self.runtime.operations.forget_if_idle(operation_id)
 
     async def health(self) -> HealthResult:
         """How each subsystem stands now (see `cowork.health`): cheap, read live, no network request."""
@@ -324,10 +356,28 @@ class Core:
         await self.mcp_installs.aclose()
         await self.mcp_oauth.aclose()
         await self.mcp.stop()
+        if self._listener is not None:
+            await anyio.to_thread.run_sync(self._listener.stop)
+        if self.fanout is not None:
+            await self.fanout.stop()
         await self.journal.stop()
         await self.models.aclose()
         await self.providers.aclose()
         self.db.close()
+
+
+def replica_id(home: Path) -> str:
+    """This replica's lasting name: made once and kept in its home (each replica has a home of its own)."""
+    path = home / "replica-id"
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        pass
+    name = f"{socket.gethostname()[:40]}-{secrets.token_hex(4)}"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as file:
+        file.write(name)
+    return name
 
 
 def _preload(target: ModelTarget | None, workspace: Path, home: Path, tools: ToolRegistry, tracing: Tracing) -> None:

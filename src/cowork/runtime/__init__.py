@@ -12,6 +12,7 @@ not with this package.
 from ._call_policy import call_facts, path_policy
 from ._deps import RunnerDeps, RunnerHooks
 from ._history import display_text, dump_message, load_message, repair
+from ._leases import FORWARD_CHANNEL, Leases
 from ._operations import NewOperation, Operations, Origin, preload
 from ._routing import TurnRouter
 from ._runner import decide
@@ -19,6 +20,8 @@ from ._runtime import Runtime
 from ._state import LedgerEntry, Limits, OperationState
 
 __all__ = [
+    "FORWARD_CHANNEL",
+    "Leases",
     "LedgerEntry",
     "Limits",
     "NewOperation",

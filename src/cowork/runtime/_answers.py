@@ -23,6 +23,7 @@ from cowork.protocol import (
 from cowork.sessions import Mutation
 from cowork.store import Connection, HumanRequestRow, repos
 
+from ._handles import Handle
 from ._operations import Operations
 from ._state import guardrail_ack, rejection_text, transition_call
 
@@ -90,8 +91,11 @@ class Answers:
                     "commands); approve it once instead.",
                     source=ErrorSource.RUNTIME,
                 )
+        if await self._forwarded(row, "approval", params.model_dump(mode="json", by_alias=True, exclude_none=True)):
+            return RespondResult(request_id=row.id, duplicate=False)
         async with self._ops.lock(row.operation_id):
             handle = await self._ops.load(row.operation_id)
+            await self._hold(handle)
             entry = handle.state.calls.get(row.tool_call_id or "")
             if entry is None or entry.status != C.AWAITING_APPROVAL:
                 return self._already(await self._request(params.request_id), response)
@@ -168,8 +172,11 @@ class Answers:
             response = {"answer": answer}
         if row.status != "pending":
             return self._already(row, response)
+        if await self._forwarded(row, "ask", params.model_dump(mode="json", by_alias=True, exclude_none=True)):
+            return RespondResult(request_id=row.id, duplicate=False)
         async with self._ops.lock(row.operation_id):
             handle = await self._ops.load(row.operation_id)
+            await self._hold(handle)
             resolved = AskResolved(request_id=row.id, operation_id=row.operation_id, answer=response["answer"])
             if row.kind == "guardrail":
                 await self._resolve(row, response, resolved, None)
@@ -190,6 +197,34 @@ class Answers:
                 await self._resolve(row, response, resolved, handle.runner.ledger_update(entry, result=entry.result))
             self._ops.launch(handle)
         return RespondResult(request_id=row.id, duplicate=False)
+
+    async def _forwarded(self, row: HumanRequestRow, kind: str, params: dict[str, Any]) -> bool:
+        """Replicas: when another replica runs the operation, hand the answer to it and wait until it is taken."""
+        leases = self._ops.leases
+        elsewhere = await leases.holder(row.operation_id) if self._ops.get(row.operation_id) is None else None
+        if elsewhere is None:
+            return False
+
+        async def answered() -> bool:
+            current = await self._ops.deps.db.read(lambda conn: repos.human_requests.get(conn, row.id))
+            return current is None or current.status != "pending"
+
+        await leases.forward(elsewhere, kind, params, answered)
+        return True
+
+    async def _hold(self, handle: Handle) -> None:
+        """Replicas: hold the operation before answering it, so no other replica takes it over meanwhile.
+
+        Raises:
+            ProtocolError: `busy` when another replica took it a moment ago (answer again: it is forwarded then).
+        """
+        if not handle.running and not await self._ops.leases.take(handle.state.id):
+            self._ops.forget(handle.state.id)
+            raise ProtocolError(
+                ErrorCode.BUSY,
+                "Another replica has just taken this operation over; answer again and it is passed on to it.",
+                source=ErrorSource.RUNTIME,
+            )
 
     async def _resolve(
         self,

@@ -181,39 +181,18 @@ class Lifecycle:
         """At start-up: operations that were running when the process died become `interrupted`, with an event;
         their started tool calls become `interrupted` too. So does one left waiting for a human with nothing left
         to answer (the process died between taking the answer and going on), which `operation/resume` then runs.
+        Replicas on PostgreSQL leave alone what another live replica holds (its lease has not expired).
 
         First, before anything can be offered for a re-run, the commands the dead process left running are stopped;
         how each ended is kept in its call's `meta` (`earlierRun`) for the re-run prompt (`rerun_reason`).
         """
         deps = self._ops.deps
-        now = datetime.now(UTC)
         earlier = await asyncio.to_thread(recover_runs, runs_directory(deps.home))
         stale = await deps.db.read(_stale_operations)
+        elsewhere = await self._ops.leases.held_elsewhere([op.id for op in stale])
+        stale = [op for op in stale if op.id not in elsewhere]
         for op in stale:
-
-            def mutate(conn: Connection, op_id: str = op.id) -> None:
-                repos.operations.set_status(
-                    conn,
-                    op_id,
-                    S.INTERRUPTED,
-                    now=now,
-                    error_code=ErrorCode.INTERRUPTED,
-                    error_message="The server stopped.",
-                )
-                repos.tool_calls.interrupt_started(conn, [op_id], now=now)
-                _note_earlier_runs(conn, op_id, earlier, now)
-
-            await deps.journal.append(
-                op.session_id,
-                OperationStatusChanged(
-                    operation_id=op.id,
-                    status=S.INTERRUPTED,
-                    code=ErrorCode.INTERRUPTED,
-                    reason="The server stopped during this turn. Resume it (operation/resume) or send a new message.",
-                    parent_operation_id=op.parent_operation_id,
-                ),
-                mutate=mutate,
-            )
+            await self._interrupt(op, earlier, "The server stopped.")
         waiting = await deps.db.read(lambda conn: repos.operations.with_status(conn, [S.WAITING_FOR_HUMAN]))
         for op in waiting:
             if op.parent_operation_id is None:
@@ -221,6 +200,62 @@ class Lifecycle:
         if stale:
             log.info("marked %d interrupted operation(s)", len(stale))
         return len(stale)
+
+    async def _interrupt(self, op: OperationRow, earlier: dict[tuple[str, str], EarlierRun], why: str) -> None:
+        now = datetime.now(UTC)
+
+        def mutate(conn: Connection) -> None:
+            repos.operations.set_status(
+                conn, op.id, S.INTERRUPTED, now=now, error_code=ErrorCode.INTERRUPTED, error_message=why
+            )
+            repos.tool_calls.interrupt_started(conn, [op.id], now=now)
+            _note_earlier_runs(conn, op.id, earlier, now)
+
+        await self._ops.deps.journal.append(
+            op.session_id,
+            OperationStatusChanged(
+                operation_id=op.id,
+                status=S.INTERRUPTED,
+                code=ErrorCode.INTERRUPTED,
+                reason="The server stopped during this turn. Resume it (operation/resume) or send a new message.",
+                parent_operation_id=op.parent_operation_id,
+            ),
+            mutate=mutate,
+        )
+
+    async def orphans(self) -> list[str]:
+        """Operations in play that no live replica holds (replicas on PostgreSQL): their replica died."""
+        stale = await self._ops.deps.db.read(_stale_operations)
+        if not stale:
+            return []
+        elsewhere = await self._ops.leases.held_elsewhere([op.id for op in stale])
+        return [op.id for op in stale if op.id not in elsewhere and self._ops.get(op.id) is None]
+
+    async def take_over(self, operation_id: str) -> None:
+        """Recover an operation a dead replica left, by the crash-recovery rules, and resume it here if it is a turn.
+
+        Its started calls become interrupted; resuming asks before a call with side effects runs again.
+        """
+        ops = self._ops
+        if not await ops.leases.take(operation_id):
+            return  # another replica was quicker
+        try:
+            op = await ops.deps.db.read(lambda conn: repos.operations.get(conn, operation_id))
+            stale = await ops.deps.db.read(_stale_operations)
+            if op is None or op.id not in {row.id for row in stale}:
+                await ops.leases.drop(operation_id)
+                return
+            log.warning("taking over operation %s from a replica that stopped", operation_id)
+            ops.forget_if_idle(operation_id)
+            await self._interrupt(op, {}, "The replica running it stopped.")
+            ops.leases.taken_over += 1
+            if op.parent_operation_id is not None:
+                await ops.leases.drop(operation_id)
+                return
+            await self.resume(operation_id)
+        except ProtocolError as exc:
+            log.info("operation %s was taken over but not resumed: %s", operation_id, exc)
+            await ops.leases.drop(operation_id)
 
     async def pending(self, session_id: str) -> PendingRequests:
         """The session's approvals and questions still waiting for an answer."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import logging
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -28,11 +29,14 @@ from cowork.tools import ToolRegistry
 from ._deps import RunnerDeps, RunnerHooks
 from ._handles import CachedThread, Handle, ThreadCache
 from ._history import dump_message, repair_with_positions, user_request
+from ._leases import Leases
 from ._loading import load_operation_state, read_thread
 from ._state import Limits, OperationState
 from ._views import operation_not_found
 
 __all__ = ["NewOperation", "Operations", "Origin", "preload"]
+
+log = logging.getLogger(__name__)
 
 S = OperationStatus
 Origin: TypeAlias = Literal["chat", "sub_agent", "automation", "compact", "observe"]
@@ -99,6 +103,7 @@ class Operations:
         selector: ModelSelector,
         tools: ToolRegistry,
         hooks: RunnerHooks,
+        leases: Leases,
     ) -> None:
         """Args:
         deps: what every runner shares.
@@ -107,8 +112,10 @@ class Operations:
         selector: resolves stored provider and model names.
         tools: every tool; each operation gets the subset its agent type allows.
         hooks: what runners ask of the rest of the core (its `on_status` is replaced by the registry's own).
+        leases: which replica runs what (replicas on PostgreSQL; inert on SQLite).
         """
         self.deps = deps
+        self.leases = leases
         self._sessions = sessions
         self._settings = settings
         self._selector = selector
@@ -179,6 +186,8 @@ class Operations:
 
         def record(conn: Connection) -> None:
             repos.operations.insert(conn, row)
+            if spec.running:
+                self.leases.record(conn, op_id)
             if message is not None:
                 repos.messages.insert(conn, message)
             if spec.mutate is not None:
@@ -306,9 +315,16 @@ class Operations:
         handle.task = asyncio.get_running_loop().create_task(self._drive(handle), name=f"operation-{handle.state.id}")
 
     async def _drive(self, handle: Handle) -> None:
+        operation_id = handle.state.id
+        if not await self.leases.take(operation_id):
+            # Another replica runs it (it answered or resumed it first): this copy is stale.
+            log.info("operation %s runs on another replica; not running it here", operation_id)
+            self.forget(operation_id)
+            return
         try:
             await handle.runner.run()
         finally:
+            await self.leases.drop(operation_id)
             state = handle.state
             if state.status.has_stopped:
                 self.finish(handle)
@@ -339,6 +355,12 @@ class Operations:
         """Drop a loaded operation that will not run (nothing waits for it)."""
         self._handles.pop(operation_id, None)
 
+    def forget_if_idle(self, operation_id: str) -> None:
+        """Another replica changed this operation: a copy loaded here and not running is stale."""
+        handle = self._handles.get(operation_id)
+        if handle is not None and not handle.running:
+            self._handles.pop(operation_id, None)
+
     async def cancel(self, operation_id: str, *, reason: str = "Cancelled by the user.") -> bool:
         """Cancel an operation wherever it is (running, waiting, interrupted) and its sub-agents.
 
@@ -346,10 +368,18 @@ class Operations:
             False when it had already ended (or does not exist).
         """
         handle = self._handles.get(operation_id)
-        if handle is None:
+        if handle is None or not handle.running:
             op = await self.deps.db.read(lambda conn: repos.operations.get(conn, operation_id))
             if op is None or OperationStatus(op.status).is_final:
                 return False
+            if (elsewhere := await self.leases.holder(operation_id)) is not None:
+                await self.leases.forward(
+                    elsewhere,
+                    "cancel",
+                    {"operationId": operation_id, "reason": reason},
+                    lambda: self._has_ended(operation_id),
+                )
+                return True
             handle = await self.load(operation_id)
         for child in list(handle.children):
             await self.cancel(child, reason="Its parent was cancelled.")
@@ -363,6 +393,10 @@ class Operations:
         await handle.runner.cancel_in_place(reason=reason)
         self.finish(handle)
         return True
+
+    async def _has_ended(self, operation_id: str) -> bool:
+        op = await self.deps.db.read(lambda conn: repos.operations.get(conn, operation_id))
+        return op is None or OperationStatus(op.status).is_final
 
     async def wait(self, operation_id: str, within: float | None = None) -> None:
         """Wait until the operation leaves play (or `within` seconds pass); returns at once if it is not in play."""
@@ -445,6 +479,9 @@ class Operations:
     def note_waiting(self, session_id: str, operation_id: str) -> None:
         """A top-level operation the store says waits for a person (at start-up)."""
         self._waiting[session_id] = operation_id
+
+    def running_ids(self) -> list[str]:
+        return [operation_id for operation_id, h in self._handles.items() if h.running]
 
     def running_count(self) -> int:
         return sum(1 for h in self._handles.values() if h.running)

@@ -49,6 +49,7 @@ from ._answers import Answers
 from ._deps import RunnerDeps, RunnerHooks
 from ._fork import fork_session
 from ._import import import_session
+from ._leases import Leases
 from ._lifecycle import Lifecycle
 from ._operations import Operations
 from ._retry import Retries
@@ -76,6 +77,7 @@ class Runtime:
         *,
         todos: TodoList,
         overrides: Callable[[], Mapping[str, ToolOverride]],
+        leases: Leases | None = None,
     ) -> None:
         """Args:
         deps: what every operation's runner shares.
@@ -86,7 +88,9 @@ class Runtime:
         router: the complexity router, for sessions whose model it picks.
         todos: where the `todoWrite` tool writes.
         overrides: the user's per-tool policy overrides, read at every approval decision.
+        leases: which replica runs what (replicas on PostgreSQL; default: one process, no leases).
         """
+        self.leases = leases or Leases(deps.db, replica="local", ttl=15, enabled=False)
         self.router = router
         self._sessions = sessions
 
@@ -110,6 +114,7 @@ class Runtime:
                 session_flags=settings.flags,
                 overrides=overrides,
             ),
+            self.leases,
         )
         self.turns = Turns(self.operations, settings, selector, router)
         self.retries = Retries(self.operations, settings, selector, router)
@@ -242,10 +247,25 @@ class Runtime:
 
     async def recover(self) -> int:
         """At start-up, mark operations a previous process left running as interrupted (see `Lifecycle.recover`)."""
-        return await self.lifecycle.recover()
+        recovered = await self.lifecycle.recover()
+        self.leases.handle("cancel", self._forwarded_cancel)
+        self.leases.handle("approval", self._forwarded_approval)
+        self.leases.handle("ask", self._forwarded_ask)
+        self.leases.start(self.operations.running_ids, self.lifecycle.orphans, self.lifecycle.take_over)
+        return recovered
+
+    async def _forwarded_cancel(self, params: dict[str, object]) -> None:
+        await self.operations.cancel(str(params["operationId"]), reason=str(params.get("reason") or "Cancelled."))
+
+    async def _forwarded_approval(self, params: dict[str, object]) -> None:
+        await self.answers.respond_approval(ApprovalRespondParams.model_validate(params))
+
+    async def _forwarded_ask(self, params: dict[str, object]) -> None:
+        await self.answers.respond_ask(AskRespondParams.model_validate(params))
 
     async def shutdown(self) -> None:
         """Stop every running operation; each is recorded as `interrupted`."""
+        await self.leases.stop()
         await self.operations.stop_all()
 
 

@@ -81,6 +81,7 @@ class WsConnection:
         self._inflight = 0
         self._tasks: set[asyncio.Task[None]] = set()
         self._subs: dict[str, _Subscription] = {}
+        self._catch_ups: set[asyncio.Task[None]] = set()
         self._closing = False
         self.dropped = 0
 
@@ -134,6 +135,14 @@ class WsConnection:
     def _on_event(self, sub: _Subscription, event: SessionEvent) -> None:
         if sub.catching_up:
             sub.buffer.append(event)
+        elif event.seq > sub.last_sent + 1 and self._core.fanout is not None:
+            # Another replica's event overtook one of this replica's (or the other way round): the ones between are
+            # committed, so read them from the log first.
+            sub.catching_up = True
+            sub.buffer.append(event)
+            task = asyncio.get_running_loop().create_task(self._catch_up(event.session_id, sub))
+            self._catch_ups.add(task)
+            task.add_done_callback(self._catch_ups.discard)
         elif event.seq > sub.last_sent:
             sub.last_sent = event.seq
             self.send(ENCODER.encode(event), droppable=event.type in DELTA_EVENT_TYPES)
@@ -178,6 +187,14 @@ class WsConnection:
             sub.buffer.clear()
             sub.catching_up = False
         return sub.last_sent
+
+    async def _catch_up(self, session_id: str, sub: _Subscription) -> None:
+        if self._subs.get(session_id) is not sub:
+            return
+        try:
+            await self.subscribe(session_id, sub.last_sent)
+        except Exception:
+            log.warning("could not catch session %s up from its log", session_id, exc_info=True)
 
     def unsubscribe(self, session_id: str) -> bool:
         sub = self._subs.pop(session_id, None)

@@ -5,6 +5,7 @@ the folder be taken back."""
 from ._bus import EventBus, Subscriber
 from ._checkpoints import Checkpoints, Pending
 from ._export import EXPORT_FORMAT
+from ._fanout import CHANNEL, EventFanout
 from ._journal import Journal, Mutation
 from ._restore import RestorePlan
 from ._service import AUTO_MODEL, SessionService, event_from_row, new_id, session_not_found
@@ -14,10 +15,12 @@ from ._todos import TodoList
 
 __all__ = [
     "AUTO_MODEL",
+    "CHANNEL",
     "EXPORT_FORMAT",
     "GIT_MISSING",
     "Checkpoints",
     "EventBus",
+    "EventFanout",
     "Journal",
     "Mutation",
     "Pending",

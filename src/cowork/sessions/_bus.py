@@ -50,5 +50,11 @@ class EventBus:
         for subscriber in tuple(self._everything):
             subscriber(event)
 
+    def publish_remote(self, event: SessionEvent) -> None:
+        """An event another replica committed: to this session's subscribers only (what reacts to every event, the
+        automation triggers, runs on the replica where it happened)."""
+        for subscriber in tuple(self._subscribers.get(event.session_id, ())):
+            subscriber(event)
+
     def subscriber_count(self, session_id: str) -> int:
         return len(self._subscribers.get(session_id, ()))

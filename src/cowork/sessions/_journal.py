@@ -15,11 +15,15 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from cowork.protocol import EventPayload, SessionEvent
 from cowork.store import Connection, Database, EventRow, repos
 
 from ._bus import EventBus
+
+if TYPE_CHECKING:
+    from ._fanout import EventFanout
 
 __all__ = ["Journal", "Mutation"]
 
@@ -41,9 +45,18 @@ class _Pending:
 class Journal:
     """Appends events (and the state changes they announce) and then publishes them."""
 
-    def __init__(self, db: Database, bus: EventBus, *, linger: float = 0.002) -> None:
+    def __init__(
+        self, db: Database, bus: EventBus, *, linger: float = 0.002, fanout: EventFanout | None = None
+    ) -> None:
+        """Args:
+        db: the store.
+        bus: this process's subscribers.
+        linger: how long a batch waits for company when nobody waits for it.
+        fanout: replicas on PostgreSQL: each batch is announced to the others in its own transaction.
+        """
         self._db = db
         self._bus = bus
+        self._fanout = fanout
         self._linger = linger
         self._urgent = asyncio.Event()
         self._queue: asyncio.Queue[_Pending] = asyncio.Queue()
@@ -121,7 +134,7 @@ class Journal:
 
     async def _commit(self, batch: list[_Pending]) -> None:
         try:
-            events = await self._db.write(lambda conn: _write_batch(conn, batch))
+            events = await self._db.write(lambda conn: _write_batch(conn, batch, self._fanout))
         except Exception:
             if len(batch) == 1:
                 log.exception("journal write failed for session %s", batch[0].session_id)
@@ -141,7 +154,7 @@ class Journal:
                 item.future.set_result(event)
 
 
-def _write_batch(conn: Connection, batch: list[_Pending]) -> list[SessionEvent | None]:
+def _write_batch(conn: Connection, batch: list[_Pending], fanout: EventFanout | None) -> list[SessionEvent | None]:
     counts: defaultdict[str, int] = defaultdict(int)
     for item in batch:
         if item.payload is not None:
@@ -166,4 +179,7 @@ def _write_batch(conn: Connection, batch: list[_Pending]) -> list[SessionEvent |
             )
         )
     repos.events.insert_many(conn, rows)
+    if fanout is not None:
+        for sid, last in next_seq.items():
+            fanout.announce(conn, sid, last - counts[sid], last - 1)
     return events

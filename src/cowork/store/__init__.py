@@ -7,6 +7,7 @@ from sqlalchemy.engine import Connection
 
 from . import repos
 from ._engine import Database
+from ._listen import Listener, notify
 from ._rows import (
     CheckpointFileRow,
     CheckpointRow,
@@ -35,6 +36,7 @@ __all__ = [
     "EventRow",
     "HumanRequestRow",
     "IngestJobRow",
+    "Listener",
     "MessageRow",
     "OperationInputRow",
     "OperationRow",
@@ -45,5 +47,6 @@ __all__ = [
     "ToolCallRow",
     "TraceRow",
     "UsageRow",
+    "notify",
     "repos",
 ]

@@ -28,7 +28,7 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 MIGRATIONS = Path(__file__).parent / "migrations"
-HEAD = "0017"
+HEAD = "0018"
 """The newest migration's revision. A database already there starts without importing Alembic (about a fifth of
 the server's start-up imports); `tests/store/test_migrations.py` checks it is the migrations' head."""
 _BUSY_TIMEOUT_MS = 10_000
@@ -204,6 +204,11 @@ class Database:
     @property
     def dialect(self) -> str:
         return self._writer.dialect.name
+
+    @property
+    def url(self) -> str:
+        """Where the store is, password included (for the PostgreSQL listener; never logged)."""
+        return self._writer.url.render_as_string(hide_password=False)
 
     def migrate(self) -> str | None:
         """Upgrade the schema to the newest migration (blocking; call at start-up). Returns the revision."""

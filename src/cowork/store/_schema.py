@@ -566,3 +566,13 @@ notification_responses = sa.Table(
     sa.Index("ix_notification_responses_kind", "kind", "at"),
 )
 """The dismissal history the notification gates learn from (`cowork.notify.DismissalHistory`): it outlives restarts."""
+
+operation_leases = sa.Table(
+    "operation_leases",
+    metadata,
+    sa.Column("operation_id", sa.String(64), primary_key=True),
+    sa.Column("owner", sa.String(64), nullable=False),
+    sa.Column("expires_at", UTCDateTime, nullable=False),
+)
+"""Which replica runs an operation, until when (see `cowork.runtime.Leases`): renewed while it runs, deleted when it
+stops; one whose time passed belongs to a replica that died, and another takes the operation over."""
