@@ -29,6 +29,17 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--no-auth", action="store_true", help="no token (loopback only; any local program can connect)")
     serve.add_argument("--idle-exit", type=float, metavar="SECONDS", help="exit after this long with no clients")
     serve.add_argument("--quiet", action="store_true", help="print nothing but warnings")
+    serve.add_argument(
+        "--reuse-port",
+        action="store_true",
+        help="bind with SO_REUSEPORT so several replicas share one --port (each with its own COWORK_HOME)",
+    )
+    serve.add_argument(
+        "--database-url",
+        metavar="URL",
+        help="the database: postgresql://user@host:port/db (shared by replicas) or sqlite:///path "
+        "(default: the SQLite file in Cowork's home; also COWORK_DATABASE_URL)",
+    )
     policy = sub.add_parser(
         "policy", help="policy tools: `cowork policy check COMMAND` (or `-` to read commands from stdin)"
     )
@@ -75,6 +86,8 @@ def main(argv: list[str] | None = None) -> None:
                 no_auth=args.no_auth,
                 idle_exit_seconds=args.idle_exit,
                 quiet=args.quiet,
+                reuse_port=args.reuse_port,
+                database_url=args.database_url,
             )
         )
     elif args.command == "policy":

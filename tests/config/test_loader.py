@@ -87,3 +87,34 @@ def test_an_untrusted_workspace_cannot_send_traces_anywhere(tmp_path: Path) -> N
     assert tracing.otlp_endpoint is None and tracing.otlp_headers == {}
     assert tracing.enabled and tracing.keep_days == 3
     assert {"tracing.otlp_endpoint", "tracing.otlp_headers.Authorization", "tracing.enabled"} <= set(loaded.ignored)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://me@db:5432/cowork",
+        "postgres://me@db/cowork",
+        "postgresql+psycopg://me@db/cowork?options=-csearch_path%3Ds",
+        "sqlite:////var/lib/cowork.db",
+    ],
+)
+def test_database_url_takes_postgresql_and_sqlite_urls(tmp_path: Path, url: str) -> None:
+    env = {"COWORK_HOME": str(tmp_path), "COWORK_DATABASE_URL": url}
+    assert load_config(tmp_path, env=env).config.database_url == url
+
+
+@pytest.mark.parametrize("url", ["mysql://me:hunter2@db/cowork", "postgresql://", "db:5432/cowork", "sqlite://x.db"])
+def test_a_bad_database_url_names_its_source_and_not_its_password(tmp_path: Path, url: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path, env={"COWORK_HOME": str(tmp_path)}, overrides={"database_url": url})
+    (problem,) = info.value.problems
+    assert (problem.source, problem.key) == ("command line", "database_url")
+    assert problem.message.startswith("not a database URL Cowork can use (")
+    assert "hunter2" not in str(info.value)
+
+
+def test_an_empty_database_url_means_the_sqlite_file_in_the_home(tmp_path: Path) -> None:
+    assert (
+        load_config(tmp_path, env={"COWORK_HOME": str(tmp_path)}, overrides={"database_url": ""}).config.database_url
+        is None
+    )

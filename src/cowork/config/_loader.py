@@ -175,6 +175,9 @@ def _source_for(loc: tuple[int | str, ...], sources: dict[str, str]) -> tuple[st
 def _describe(err: Any) -> str:
     if err["type"] == "extra_forbidden":
         return "unknown key"
+    if err["type"] == "value_error":
+        # A validator's own message says what was expected; the value is not repeated (a URL may hold a password).
+        return str(err["ctx"]["error"])
     got = err.get("input")
     shown = json.dumps(got, default=str) if not isinstance(got, dict) else "a table"
     return f"expected {err['msg'].lower().removeprefix('input should be ')}, got {shown}"

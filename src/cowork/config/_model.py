@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
     "AgentConfig",
@@ -542,6 +542,10 @@ class ReplicasConfig(_Section):
     )
 
 
+DATABASE_URL_SCHEMES = ("postgresql://", "postgres://", "postgresql+psycopg://", "sqlite:///")
+"""What `database_url` may start with: the PostgreSQL forms the store opens with psycopg 3, or a SQLite file."""
+
+
 class CoworkConfig(_Section):
     database_url: str | None = Field(
         default=None,
@@ -569,3 +573,19 @@ class CoworkConfig(_Section):
     capture: CaptureConfig = Field(default_factory=CaptureConfig)
     notifications: NotificationsConfig = Field(default_factory=NotificationsConfig)
     replicas: ReplicasConfig = Field(default_factory=ReplicasConfig)
+
+    @field_validator("database_url")
+    @classmethod
+    def _known_database(cls, url: str | None) -> str | None:
+        # Checked here rather than when the store opens, so a typo is a configuration error naming its source (the
+        # file, the variable or `--database-url`) and the server exits 2 before it binds. Only the scheme is quoted:
+        # the rest of a URL may hold a password.
+        if not url:
+            return None
+        if url.startswith(DATABASE_URL_SCHEMES) and url.split("://", 1)[1]:
+            return url
+        scheme = url.split("://", 1)[0] + "://…" if "://" in url else "no scheme"
+        raise ValueError(
+            f"not a database URL Cowork can use ({scheme}): give postgresql://user@host:port/db (also postgres:// or "
+            "postgresql+psycopg://), or sqlite:///path/to/cowork.db"
+        )

@@ -46,6 +46,10 @@ class ServeOptions:
     no_auth: bool = False
     idle_exit_seconds: float | None = None
     quiet: bool = False
+    reuse_port: bool = False
+    """Set `server.reuse_port` (only ever turns it on: off leaves the configured value)."""
+    database_url: str | None = None
+    """Set `database_url`, as COWORK_DATABASE_URL does (checked by the config schema)."""
 
 
 class StartupError(Exception):
@@ -62,12 +66,21 @@ def read_server_file(paths: CoworkPaths) -> dict[str, Any] | None:
     return info if isinstance(info, dict) else None
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def _bind(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
     """Reserve the address. Not listening yet: uvicorn listens once the app has started and can answer, so a client
-    that connects the moment the port accepts is answered (before, it is refused and retries)."""
+    that connects the moment the port accepts is answered (before, it is refused and retries).
+
+    With `reuse_port`, SO_REUSEPORT before the bind: every replica that binds the same host:port so (as the same
+    user) listens on it, and the kernel spreads new connections between their listening sockets.
+    """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        if not hasattr(socket, "SO_REUSEPORT"):
+            sock.close()
+            raise StartupError("server.reuse_port needs SO_REUSEPORT, which this system does not have.")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     try:
         sock.bind((host.strip("[]"), port))
     except OSError as exc:
@@ -134,17 +147,26 @@ def _announce(state: ServerState, loaded: LoadedConfig, url: str, quiet: bool) -
 def prepare(options: ServeOptions) -> tuple[LoadedConfig, str, int, str | None]:
     """Load config and decide host, port and token. Raises ConfigError or StartupError."""
     overrides: dict[str, Any] = {}
-    if options.host is not None or options.port is not None or options.idle_exit_seconds is not None:
-        server: dict[str, Any] = {}
-        if options.host is not None:
-            server["host"] = options.host
-        if options.port is not None:
-            server["port"] = options.port
-        if options.idle_exit_seconds is not None:
-            server["idle_exit_seconds"] = options.idle_exit_seconds
+    server: dict[str, Any] = {}
+    if options.host is not None:
+        server["host"] = options.host
+    if options.port is not None:
+        server["port"] = options.port
+    if options.idle_exit_seconds is not None:
+        server["idle_exit_seconds"] = options.idle_exit_seconds
+    if options.reuse_port:
+        server["reuse_port"] = True
+    if server:
         overrides["server"] = server
+    if options.database_url is not None:
+        overrides["database_url"] = options.database_url
     loaded = load_config(options.workspace, overrides=overrides)
     host, port = loaded.config.server.host, loaded.config.server.port
+    if loaded.config.server.reuse_port and port == 0:
+        raise StartupError(
+            "server.reuse_port needs a port: with port 0 each replica would get a free port of its own, and none "
+            "would share. Name one (--port 8765, or server.port)."
+        )
     if options.no_auth and not is_loopback(host):
         raise StartupError(
             f"Refusing to listen on {host} without a token: anyone who can reach this address could run commands "
@@ -164,7 +186,7 @@ def build_app(loaded: LoadedConfig, token: str | None, port: int) -> tuple[Serve
 async def _serve(options: ServeOptions) -> None:
     loaded, host, port, token = prepare(options)
     _setup_logging(loaded, options.quiet)
-    sock = _bind(host, port)
+    sock = _bind(host, port, reuse_port=loaded.config.server.reuse_port)
     bound_port = sock.getsockname()[1]
     display_host = f"[{host}]" if ":" in host else host
     url = f"http://{display_host}:{bound_port}"
