@@ -45,6 +45,16 @@ def steps_script(request: MockRequest) -> MockResponse:
     return MockResponse(text="Ten steps done.", usage=USAGE)
 
 
+def short_script(request: MockRequest) -> MockResponse:
+    """One `glob` call, then a short answer in a few deltas (bench/replicas.py)."""
+    for message in reversed(request.messages):
+        if message["role"] == "user":
+            break
+        if message["role"] == "tool":
+            return MockResponse(text="Found them: src/app.py has main().", chunk_size=8, usage=USAGE)
+    return MockResponse(tool_calls=[MockToolCall(name="glob", arguments={"pattern": "src/*.py"})], usage=USAGE)
+
+
 STREAM_CHUNKS = 5000
 
 
@@ -53,7 +63,7 @@ def stream_script(request: MockRequest) -> MockResponse:
     return MockResponse(text="word " * STREAM_CHUNKS, chunk_size=5, usage=USAGE)
 
 
-SCRIPTS = {"turn": script, "steps": steps_script, "stream": stream_script}
+SCRIPTS = {"turn": script, "steps": steps_script, "stream": stream_script, "short": short_script}
 
 if __name__ == "__main__":
     import argparse

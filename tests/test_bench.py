@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from cowork.testing.postgres import postgres_problem
+
 BENCH = Path(__file__).parents[1] / "bench"
 pytestmark = pytest.mark.slow
 
@@ -137,3 +139,14 @@ def test_capture_bench_runs_and_reports_a_ratio() -> None:
 def test_automations_bench_runs_and_reports_a_ratio() -> None:
     result = run_bench("automations.py", "--steps", "3", "--rounds", "1")
     assert "ratio run/floor:" in result.stdout
+
+
+def test_replicas_bench_runs_and_reports_a_ratio() -> None:
+    problem = postgres_problem()
+    if problem is not None:
+        pytest.skip(problem)
+    result = run_bench("replicas.py", "--quick")
+    assert "6 sessions, 1 replica :" in result.stdout and "6 sessions, 2 replicas:" in result.stdout
+    assert "first event p50" in result.stdout and "turn end p50" in result.stdout
+    assert result.stdout.count("errors 0;") == 2
+    assert "ratio two/one turns/s:" in result.stdout
