@@ -31,6 +31,11 @@ FORWARD_CHANNEL = "cowork_forward"
 _FORWARD_WAIT = 15.0
 
 
+def _log_failure(done: asyncio.Future[None]) -> None:
+    if not done.cancelled() and done.exception() is not None:
+        log.warning("could not release a lease (it expires by itself)", exc_info=done.exception())
+
+
 class Leases:
     """This replica's holds on the operations it runs, the sweep for orphaned ones, and forwarding."""
 
@@ -64,6 +69,13 @@ class Leases:
     async def drop(self, operation_id: str) -> None:
         if self.enabled:
             await self._db.write(lambda conn: repos.leases.release(conn, operation_id, self.replica))
+
+    def drop_soon(self, operation_id: str) -> None:
+        """Let go of the operation without waiting: queued before any later write (a new `take` among them), so an
+        operation that stops and at once runs again is held, not released after."""
+        if self.enabled:
+            done = self._db.write_soon(lambda conn: repos.leases.release(conn, operation_id, self.replica))
+            done.add_done_callback(_log_failure)
 
     async def holder(self, operation_id: str) -> str | None:
         """The other replica that holds the operation now (None when nobody else does)."""

@@ -324,7 +324,7 @@ class Operations:
         try:
             await handle.runner.run()
         finally:
-            await self.leases.drop(operation_id)
+            self.leases.drop_soon(operation_id)  # not awaited: the turn counts as ended as soon as it has
             state = handle.state
             if state.status.has_stopped:
                 self.finish(handle)

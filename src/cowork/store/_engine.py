@@ -32,15 +32,20 @@ HEAD = "0018"
 """The newest migration's revision. A database already there starts without importing Alembic (about a fifth of
 the server's start-up imports); `tests/store/test_migrations.py` checks it is the migrations' head."""
 _BUSY_TIMEOUT_MS = 10_000
+_MIGRATION_LOCK = 0x636F776F726B  # "cowork": the advisory lock replicas migrate under
 _PRIVATE = 0o600
 
 
 def _revision(engine: Engine) -> str | None:
     """The schema's revision as Alembic records it (None for a blank database), read without importing Alembic."""
     with engine.connect() as conn:
-        if not sa.inspect(conn).has_table("alembic_version"):
-            return None
-        rows = conn.exec_driver_sql("SELECT version_num FROM alembic_version").fetchall()
+        return _revision_on(conn)
+
+
+def _revision_on(conn: Connection) -> str | None:
+    if not sa.inspect(conn).has_table("alembic_version"):
+        return None
+    rows = conn.exec_driver_sql("SELECT version_num FROM alembic_version").fetchall()
     if len(rows) > 1:
         raise RuntimeError(f"the database has several schema revisions at once: {[r[0] for r in rows]}")
     return rows[0][0] if rows else None
@@ -225,6 +230,16 @@ class Database:
         if current != head:
             with self._writer.connect() as conn:
                 sqlite = conn.dialect.name == "sqlite"
+                if not sqlite:
+                    # Replicas starting together: one migrates, the others wait here, then find the schema current.
+                    conn.exec_driver_sql(f"SELECT pg_advisory_lock({_MIGRATION_LOCK})")
+                    conn.commit()
+                    migrated_meanwhile = _revision_on(conn) == head
+                    conn.commit()
+                    if migrated_meanwhile:
+                        conn.exec_driver_sql(f"SELECT pg_advisory_unlock({_MIGRATION_LOCK})")
+                        conn.commit()
+                        return head
                 if sqlite:
                     # SQLite migrations rebuild tables (copy, DROP, rename); with foreign keys on, dropping
                     # `sessions` would cascade and delete every operation, message and event. The pragma only
@@ -241,6 +256,9 @@ class Database:
                 finally:
                     if sqlite:
                         _pragma(conn, "foreign_keys=ON")
+                    else:
+                        conn.exec_driver_sql(f"SELECT pg_advisory_unlock({_MIGRATION_LOCK})")
+                        conn.commit()
         return head
 
     def current_revision(self) -> str | None:
@@ -269,6 +287,10 @@ class Database:
             TimeoutError: the writer did not get to it within `timeout` (it still runs later).
         """
         return self._write_pool.submit(self.write_sync, fn).result(timeout)
+
+    def write_soon(self, fn: Callable[[Connection], T]) -> asyncio.Future[T]:
+        """`write` queued at once (before any write asked for later), without waiting for it."""
+        return asyncio.wrap_future(self._write_pool.submit(self.write_sync, fn))
 
     async def read(self, fn: Callable[[Connection], T]) -> T:
         """Run `fn` in a read transaction (a consistent snapshot) on a reader."""
