@@ -55,7 +55,7 @@ def test_a_database_at_head_is_not_migrated_again_and_an_older_one_is(tmp_path: 
     db.write_sync(lambda c: c.exec_driver_sql("DROP TABLE activity_spans"))  # what 0016 creates
     for table in ("automations", "automation_runs", "automation_run_steps", "notifications", "notification_responses"):
         db.write_sync(partial(_drop, table))  # what 0017 creates
-    db.write_sync(partial(_drop, "operation_leases"))  # what 0018 creates
+    db.write_sync(partial(_drop, "operation_leases"))  # what 0019 creates
     assert db.current_revision() == "0014"
     assert db.migrate() == HEAD and db.current_revision() == HEAD
     assert db.read_sync(lambda c: sa.inspect(c).has_table("rag_pins"))

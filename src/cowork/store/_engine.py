@@ -28,7 +28,7 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 MIGRATIONS = Path(__file__).parent / "migrations"
-HEAD = "0018"
+HEAD = "0019"
 """The newest migration's revision. A database already there starts without importing Alembic (about a fifth of
 the server's start-up imports); `tests/store/test_migrations.py` checks it is the migrations' head."""
 _BUSY_TIMEOUT_MS = 10_000
