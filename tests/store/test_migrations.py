@@ -16,10 +16,11 @@ from cowork.store import Database
 from cowork.store._engine import HEAD, MIGRATIONS
 from cowork.store._schema import metadata
 
-# The full-text index (migration 0009) is an FTS5 virtual table with shadow tables: not in the metadata.
+# The full-text indexes are not in the metadata: on SQLite FTS5 virtual tables with shadow tables (migrations 0009,
+# 0013), on PostgreSQL expression indexes and a tsvector table (0018).
 NOT_FTS = {
     "include_name": lambda name, kind, _parent: (
-        not (kind == "table" and str(name).startswith(("search_index", "rag_fts")))
+        not (kind in ("table", "index") and str(name).startswith(("search_index", "rag_fts")))
     )
 }
 
@@ -34,6 +35,50 @@ def test_blank_database_migrates_to_head_and_matches_the_schema(tmp_path: Path) 
     engine.dispose()
     db.close()
     assert diff == [], f"migrations and cowork.store._schema disagree: {diff}"
+
+
+def test_the_engine_under_test_migrates_to_head_and_matches_the_schema(db: Database) -> None:
+    """The same on PostgreSQL when the suite runs there (the `db` fixture's engine)."""
+    assert db.current_revision() == HEAD
+    diff = db.read_sync(lambda c: compare_metadata(MigrationContext.configure(c, opts=NOT_FTS), metadata))
+    assert diff == [], f"migrations and cowork.store._schema disagree on {db.dialect}: {diff}"
+
+
+def test_chunks_indexed_before_0018_are_found_by_keyword_after_it(tmp_path: Path, database_url: str | None) -> None:
+    """0018 gives PostgreSQL its `rag_fts` and fills it from the chunks already there (SQLite had FTS5 since 0013)."""
+    from alembic import command
+
+    from cowork.store import repos
+
+    db = Database.from_url(database_url, tmp_path / "cowork.db")
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+
+    def at_0017(conn: sa.Connection) -> None:
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0017")
+        now = "2026-11-27 12:00:00+00:00"
+        conn.exec_driver_sql(
+            "INSERT INTO rag_sources (id, kind, scope, uri, title, content_hash, size, mtime_ns, chunk_count, "
+            f"embedder, indexed_at) VALUES (1, 'documents', '/w', 'a.md', 'Budget', 'h', 1, 1, 1, 'e', '{now}')"
+        )
+        conn.exec_driver_sql(
+            "INSERT INTO rag_chunks (id, source_id, ordinal, heading, text) "
+            "VALUES (1, 1, 0, 'Plans', 'Quarterly revenues rose.')"
+        )
+        if conn.dialect.name == "sqlite":  # what the repository of that revision wrote beside the chunk
+            conn.exec_driver_sql("INSERT INTO rag_fts (rowid, text, heading) VALUES (1, 'Quarterly revenues rose.', "
+                                 "'Budget Plans')")  # fmt: skip
+
+    db.write_sync(at_0017)
+    assert db.migrate() == HEAD
+
+    def found(*terms: str) -> list[int]:
+        return db.read_sync(lambda c: repos.retrieval.fts_search(c, terms, "documents", "/w", 10))
+
+    assert found("revenue") == found("budget", "nothing") == [1]
+    assert found("expenses") == []
+    db.close()
 
 
 def _drop(table: str, conn: sa.Connection) -> None:

@@ -52,13 +52,20 @@ _STOPWORDS = frozenset(
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
-def fts_query(text: str, *, max_terms: int = 32) -> str:
-    """A natural-language question as an FTS5 query: its content words, each quoted, any of them (OR)."""
+def keywords(text: str, *, max_terms: int = 32) -> list[str]:
+    """A natural-language question's content words, lowercased, each once: what the keyword search looks for (any of
+    them)."""
     seen: list[str] = []
     for word in _WORD.findall(text.lower()):
         if len(word) > 1 and word not in _STOPWORDS and word not in seen:
             seen.append(word)
-    return " OR ".join(f'"{w}"' for w in seen[:max_terms])
+    return seen[:max_terms]
+
+
+def fts_query(text: str, *, max_terms: int = 32) -> str:
+    """A natural-language question as the FTS5 query SQLite's index is asked: its `keywords`, each quoted, any of
+    them (OR)."""
+    return repo.fts5_query(keywords(text, max_terms=max_terms))
 
 
 @dataclass(frozen=True, slots=True)
@@ -365,8 +372,8 @@ class RetrievalIndex:
             for rank, (chunk_id, similarity) in enumerate(self.vector_ranking(query_vector, kind, scope, CANDIDATES)):
                 vector_ranks[chunk_id] = (rank, similarity)
         if mode in ("hybrid", "keyword"):
-            expression = fts_query(query)
-            found = self.db.read_sync(lambda c: repo.fts_search(c, expression, kind, scope, CANDIDATES))
+            terms = keywords(query)
+            found = self.db.read_sync(lambda c: repo.fts_search(c, terms, kind, scope, CANDIDATES))
             keyword_ranks = {chunk_id: rank for rank, chunk_id in enumerate(found)}
         fused: dict[int, float] = {}
         for chunk_id, (rank, _similarity) in vector_ranks.items():

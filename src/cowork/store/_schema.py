@@ -395,7 +395,8 @@ rag_chunks = sa.Table(
     sa.Index("ix_rag_chunks_source", "source_id", "ordinal"),
 )
 """A source's chunks in order: the heading path they sit under, their text, and their embedding (float32 bytes,
-unit length, made by the source's `embedder`). Their text is also in the FTS5 table `rag_fts` (rowid = id)."""
+unit length, made by the source's `embedder`). Their text is also in the full-text table `rag_fts` (FTS5 on SQLite,
+rowid = id; tsvectors on PostgreSQL, id = id), which migrations own."""
 
 rag_staged = sa.Table(
     "rag_staged",

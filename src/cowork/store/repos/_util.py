@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, TypeVar
 
-__all__ = ["escape_like", "from_row", "to_values"]
+__all__ = ["PG_WORDS", "escape_like", "from_row", "to_values"]
 
 R = TypeVar("R")
 
@@ -23,3 +23,9 @@ def to_values(row: Any) -> dict[str, Any]:
 def escape_like(text: str) -> str:
     """`text` as a literal inside a LIKE pattern (with `escape="\\"`)."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+PG_WORDS = "regexp_replace({}, '[^[:alnum:]]+', ' ', 'g')"
+"""A text as PostgreSQL's full-text search is given it (SQL, `{}` the text): only letters and digits make words,
+anything else parts them (`notes.txt` is `notes txt`), as in FTS5's unicode61 tokenizer. Migration 0018 indexes
+exactly this expression."""

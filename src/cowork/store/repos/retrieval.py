@@ -1,4 +1,8 @@
-"""The retrieval index: sources, chunks with their vectors, the FTS5 mirror `rag_fts`, and ingestion jobs."""
+"""The retrieval index: sources, chunks with their vectors, the full-text mirror `rag_fts`, and ingestion jobs.
+
+`rag_fts` is an FTS5 table on SQLite (migration 0013) and a table of tsvectors on PostgreSQL (migration 0018); on
+both its row is the chunk's id and it is written here beside the chunk. Vectors are blobs compared in memory by the
+caller (`cowork.retrieval`), the same on both engines."""
 
 from __future__ import annotations
 
@@ -19,7 +23,7 @@ from .._schema import rag_pins as pn
 from .._schema import rag_sources as s
 from .._schema import rag_staged as st
 from .._schema import sessions as ss
-from ._util import escape_like
+from ._util import PG_WORDS, escape_like
 
 __all__ = [
     "Exchange",
@@ -32,6 +36,7 @@ __all__ = [
     "delete_source",
     "delete_sources_like",
     "finished_exchanges",
+    "fts5_query",
     "fts_search",
     "get_job",
     "get_source",
@@ -82,7 +87,7 @@ def sources(conn: Connection, kind: str, scope: str) -> list[RagSourceRow]:
 
 
 def _drop_chunks(conn: Connection, source_id: int) -> None:
-    if conn.dialect.name == "sqlite":
+    if conn.dialect.name == "sqlite":  # PostgreSQL's rag_fts rows go with their chunks (ON DELETE CASCADE)
         conn.execute(
             sa.text("DELETE FROM rag_fts WHERE rowid IN (SELECT id FROM rag_chunks WHERE source_id = :sid)"),
             {"sid": source_id},
@@ -137,7 +142,21 @@ def put_source(
                 sa.text("INSERT INTO rag_fts (rowid, text, heading) VALUES (:id, :text, :heading)"),
                 {"id": chunk_id, "text": chunk.text, "heading": f"{title} {chunk.heading}"},
             )
+    if conn.dialect.name == "postgresql" and new_chunks:
+        conn.execute(_PG_FTS_INSERT, {"sid": source_id})
     return source_id
+
+
+_PG_DOCUMENT = "to_tsvector('english'::regconfig, " + PG_WORDS + ")"
+"""Chunk text as PostgreSQL's full-text search has it: `english` stems as FTS5's porter tokenizer does."""
+_TITLE_AND_HEADING = "rag_sources.title || ' ' || rag_chunks.heading"
+_PG_FTS_INSERT = sa.text(
+    "INSERT INTO rag_fts (id, document) SELECT rag_chunks.id, "
+    f"setweight({_PG_DOCUMENT.format(_TITLE_AND_HEADING)}, 'A') || "
+    f"setweight({_PG_DOCUMENT.format('rag_chunks.text')}, 'B') "
+    "FROM rag_chunks JOIN rag_sources ON rag_sources.id = rag_chunks.source_id WHERE rag_chunks.source_id = :sid"
+)
+"""A source's chunks into PostgreSQL's `rag_fts`: the title and heading weighted A, the text B (as migration 0018)."""
 
 
 def touch_source(conn: Connection, source_id: int, mtime_ns: int) -> None:
@@ -182,17 +201,37 @@ def vectors(conn: Connection, kind: str, scope: str, embedder: str) -> list[tupl
     return [(int(r.id), bytes(r.vector)) for r in conn.execute(stmt)]
 
 
-def fts_search(conn: Connection, query: str, kind: str, scope: str, limit: int) -> list[int]:
-    """Chunk ids best first by BM25 (text weighted above the heading), for an FTS5 `query` already built."""
-    if conn.dialect.name != "sqlite" or not query:
+def fts5_query(terms: Sequence[str]) -> str:
+    """Search terms as an FTS5 query: each quoted (nothing in them is query syntax), any of them (OR)."""
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def fts_search(conn: Connection, terms: Sequence[str], kind: str, scope: str, limit: int) -> list[int]:
+    """Chunk ids matching any of `terms`, best first (the heading weighted twice the text): BM25 on SQLite, ts_rank
+    on PostgreSQL."""
+    if not terms:
         return []
+    params: dict[str, object] = {"kind": kind, "scope": scope, "limit": limit}
+    if conn.dialect.name == "postgresql":
+        query = " || ".join(
+            f"phraseto_tsquery('english'::regconfig, {PG_WORDS.format(f':t{i}')})" for i in range(len(terms))
+        )
+        statement = sa.text(
+            f"WITH query AS (SELECT {query} AS q) "
+            "SELECT rag_fts.id FROM rag_fts JOIN rag_chunks ON rag_chunks.id = rag_fts.id "
+            "JOIN rag_sources ON rag_sources.id = rag_chunks.source_id, query "
+            "WHERE rag_fts.document @@ query.q AND rag_sources.kind = :kind AND rag_sources.scope = :scope "
+            "ORDER BY ts_rank('{0, 0, 0.5, 1}', rag_fts.document, query.q, 1) DESC, rag_fts.id LIMIT :limit"
+        )
+        params |= {f"t{i}": term for i, term in enumerate(terms)}
+        return [int(r.id) for r in conn.execute(statement, params)]
     statement = sa.text(
         "SELECT rag_fts.rowid AS id FROM rag_fts JOIN rag_chunks ON rag_chunks.id = rag_fts.rowid "
         "JOIN rag_sources ON rag_sources.id = rag_chunks.source_id "
         "WHERE rag_fts MATCH :query AND rag_sources.kind = :kind AND rag_sources.scope = :scope "
         "ORDER BY bm25(rag_fts, 1.0, 2.0) LIMIT :limit"
     )
-    return [int(r.id) for r in conn.execute(statement, {"query": query, "kind": kind, "scope": scope, "limit": limit})]
+    return [int(r.id) for r in conn.execute(statement, params | {"query": fts5_query(terms)})]
 
 
 def chunks(conn: Connection, ids: Iterable[int]) -> dict[int, RagChunkRow]:
