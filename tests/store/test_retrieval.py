@@ -1,4 +1,4 @@
-"""The retrieval repository's keyword search, on SQLite's FTS5 and PostgreSQL's own full-text search."""
+"""The retrieval repository's keyword search and staging, on SQLite's FTS5 and PostgreSQL's own full-text search."""
 
 from __future__ import annotations
 
@@ -38,3 +38,8 @@ def test_reindexing_and_deleting_a_source_take_its_chunks_out_of_the_keyword_ind
     db.write_sync(lambda c: repos.retrieval.delete_source(c, source))
     assert _ids(db, "heron") == [] and _ids(db, "lands") == []
 
+
+def test_staging_a_vector_again_replaces_it(db: Database) -> None:
+    db.write_sync(lambda c: repos.retrieval.stage(c, "e", {"h1": b"old", "h2": b"two"}))
+    db.write_sync(lambda c: repos.retrieval.stage(c, "e", {"h1": b"new"}))
+    assert db.read_sync(lambda c: repos.retrieval.staged(c, "e", ["h1", "h2", "h3"])) == {"h1": b"new", "h2": b"two"}

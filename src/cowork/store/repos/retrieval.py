@@ -292,8 +292,15 @@ def update_job(conn: Connection, job_id: str, **values: object) -> None:
 def stage(conn: Connection, embedder: str, vectors: dict[str, bytes]) -> None:
     """Keep vectors of a file being indexed (by text hash) until its chunks are stored."""
     if vectors:
-        stmt = st.insert().prefix_with("OR REPLACE") if conn.dialect.name == "sqlite" else st.insert()
-        conn.execute(stmt, [{"embedder": embedder, "text_hash": h, "vector": v} for h, v in vectors.items()])
+        rows = [{"embedder": embedder, "text_hash": h, "vector": v} for h, v in vectors.items()]
+        if conn.dialect.name == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+            upsert = pg_insert(st)
+            conn.execute(upsert.on_conflict_do_update(index_elements=[st.c.embedder, st.c.text_hash],
+                                                      set_={"vector": upsert.excluded.vector}), rows)  # fmt: skip
+        else:
+            conn.execute(st.insert().prefix_with("OR REPLACE"), rows)
 
 
 def staged(conn: Connection, embedder: str, hashes: Iterable[str]) -> dict[str, bytes]:
