@@ -252,7 +252,13 @@ class Core:
             notifier=self.notifications,
         )
         self.automations = AutomationService(
-            self.db, host, self.tools, publish=self.notices.publish, create_session=automation_session, clock=now
+            self.db,
+            host,
+            self.tools,
+            publish=self.notices.publish,
+            create_session=automation_session,
+            clock=now,
+            leases=self.runtime.leases,
         )
         """Saved flows, their runs, the cron loop, flow tools (`automation/*`)."""
         self.automation_triggers = LiveTriggers(

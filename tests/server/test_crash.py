@@ -6,17 +6,19 @@ import asyncio
 import contextlib
 import json
 import random
-import sqlite3
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 from cowork.protocol import ApprovalRequested, SessionEvent
+from cowork.store import Connection
 from cowork.testing.client import EventClient
 from cowork.testing.core import TEST_TOOLS_PLUGIN, marks
 from cowork.testing.mockllm import MockLLMServer, MockRequest, MockResponse, MockToolCall
+from cowork.testing.postgres import store_of
 from cowork.testing.server import ServerProcess, provider_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -329,12 +331,18 @@ async def answer_then_die_and_resume(server: ServerProcess, tmp_path: Path, mark
     await client.close()
 
     # What `approval/respond` commits, without what follows it (the kill came in between).
-    with contextlib.closing(sqlite3.connect(tmp_path / "home" / "cowork.db")) as db, db:
-        db.execute(
-            "UPDATE human_requests SET status = 'resolved', response = ? WHERE id = ?",
-            (json.dumps({"approved": True}), approval.request_id),
+    def commit_answer(conn: Connection) -> None:
+        conn.execute(
+            sa.text("UPDATE human_requests SET status = 'resolved', response = :response WHERE id = :id"),
+            {"response": json.dumps({"approved": True}), "id": approval.request_id},
         )
-        db.execute("UPDATE tool_calls SET status = 'approved' WHERE operation_id = ?", (op,))
+        conn.execute(sa.text("UPDATE tool_calls SET status = 'approved' WHERE operation_id = :op"), {"op": op})
+
+    store = store_of(tmp_path / "home")
+    try:
+        store.write_sync(commit_answer)
+    finally:
+        store.close()
 
     server.start()
     client = await EventClient.connect(server.address)

@@ -97,3 +97,17 @@ def test_a_backup_to_a_file_name_with_uri_characters(tmp_path: Path) -> None:
     info = backup_database(tmp_path / "cowork.db", odd)
     assert (info.path, info.sessions) == (odd, 0) and check_backup(odd).revision == info.revision
     assert named(odd.parent, "") == ["backup?v=2.db"]
+
+
+@pytest.mark.parametrize("command", [["backup"], ["restore", "saved.db", "--yes"]])
+def test_on_postgresql_backup_and_restore_name_pg_dump_and_touch_nothing(tmp_path: Path, command: list[str]) -> None:
+    home = tmp_path / "home"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COWORK_")} | {
+        "COWORK_HOME": str(home),
+        "COWORK_DATABASE_URL": "postgresql://127.0.0.1:5432/test",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "cowork", *command], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 2 and "pg_dump" in done.stderr, done.stderr
+    assert not (home / "cowork.db").exists()

@@ -11,15 +11,18 @@ is stored with it. The step effects and their record are `_engine`'s.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import logging
 from collections.abc import Callable
 from datetime import datetime
 from enum import StrEnum
+from functools import partial
 from typing import Any
 
 from cowork.machines import StateMachine
 from cowork.protocol import AutomationRunInfo, ErrorCode, ErrorSource, ProtocolError, WireModel
+from cowork.runtime import Leases
 from cowork.sessions import new_id
 from cowork.store import Database, repos
 from cowork.store.repos.automations import AutomationRow, RunRow, RunStepRow
@@ -91,8 +94,12 @@ class Runs:
         *,
         publish: Callable[[str, WireModel], None],
         clock: Callable[[], datetime],
+        leases: Leases | None = None,
     ) -> None:
         self._db = db
+        self._leases = leases or Leases(db, replica="local", ttl=15, enabled=False)
+        """Replicas on PostgreSQL: a run is driven by one replica at a time, and a dead one's runs are taken over."""
+        self._leases.add_sweep(self._take_over_orphans)
         self.host = host
         """What steps need of the core (the benchmark borrows its tool context)."""
         self._tools = tools
@@ -199,6 +206,16 @@ class Runs:
         return sleep
 
     async def _drive(self, engine: RunEngine, run: RunRow, start_at: int, sleep: Callable[[float], Any]) -> None:
+        if not await self._leases.take(run.id):
+            self._live.pop(run.id, None)  # another replica drives it
+            return
+        self._leases.hold(run.id)
+        try:
+            await self._drive_held(engine, run, start_at, sleep)
+        finally:
+            self._leases.let_go(run.id)
+
+    async def _drive_held(self, engine: RunEngine, run: RunRow, start_at: int, sleep: Callable[[float], Any]) -> None:
         try:
             result = await run_flow(
                 engine.flow,
@@ -403,43 +420,61 @@ class Runs:
         rows = await self._db.read(lambda conn: repos.automations.runs_with_status(
             conn, [R.RUNNING, R.WAITING_FOR_HUMAN]))  # fmt: skip
         ids = [r.id for r in rows]
-        steps = await self._db.read(lambda conn: repos.automations.steps_of(conn, ids))
+        elsewhere = await self._leases.held_elsewhere(ids)
+        rows = [r for r in rows if r.id not in elsewhere]
+        steps = await self._db.read(lambda conn: repos.automations.steps_of(conn, [r.id for r in rows]))
         for run in rows:
-            run_steps = steps[run.id]
-            if run.status == R.WAITING_FOR_HUMAN:
-                if run.pending and run.pending.get("tool") == "agentStep":
-                    self.launch(run, steps=run_steps)  # it waits on its operation again
-                continue
-            cut = next((s for s in reversed(run_steps) if s.status == "running"), None)
-            flow = Flow.model_validate(run.definition)
-            step = flow.steps[flow.step_index(cut.step_id)] if cut is not None else None
-            if step is None or isinstance(step, ConditionStep | DelayStep | NotificationStep):
-                if cut is not None:
-                    run = await self._resume_point(run, flow.step_index(cut.step_id))
-                self.launch(run, steps=run_steps)
-                continue
-            kind = "agent step" if isinstance(step, AgentStep) else "step"
-            message = (f"The server stopped while {kind} {step.id} ran; it may or may not have taken effect. "
-                       "Resume the run to go on (it asks before running the step again).")  # fmt: skip
+            await self._recover_one(run, steps[run.id])
 
-            assert cut is not None  # a step with side effects was found from it
+    async def _take_over_orphans(self) -> None:
+        """Replicas: runs whose replica stopped renewing their lease are recovered here as at a start."""
+        expired = [key for key in await self._leases.expired() if key not in self._live]
+        if not expired:
+            return
+        rows = await self._db.read(lambda conn: repos.automations.runs_with_status(conn, [R.RUNNING]))
+        for run in rows:
+            if run.id in expired and await self._leases.take(run.id):
+                log.warning("taking over automation run %s from a replica that stopped", run.id)
+                steps = await self._db.read(partial(repos.automations.steps_of, run_ids=[run.id]))
+                await self._recover_one(run, steps[run.id])
+                if run.id not in self._live:
+                    self._leases.let_go(run.id)
 
-            def interrupt(conn: Any, run: RunRow = run, cut: RunStepRow = cut, message: str = message) -> None:
-                repos.automations.put_step(conn, RunStepRow(
-                    run.id, cut.step_id, cut.position, cut.type, "interrupted", input=cut.input,
-                    started_at=cut.started_at, note="The server stopped while it ran.",
-                ))  # fmt: skip
-                repos.automations.update_run(conn, run.id, status=R.INTERRUPTED,
-                                             error={"code": "interrupted", "message": message})  # fmt: skip
+    async def _recover_one(self, run: RunRow, run_steps: builtins.list[RunStepRow]) -> None:
+        if run.status == R.WAITING_FOR_HUMAN:
+            if run.pending and run.pending.get("tool") == "agentStep":
+                self.launch(run, steps=run_steps)  # it waits on its operation again
+            return
+        cut = next((s for s in reversed(run_steps) if s.status == "running"), None)
+        flow = Flow.model_validate(run.definition)
+        step = flow.steps[flow.step_index(cut.step_id)] if cut is not None else None
+        if step is None or isinstance(step, ConditionStep | DelayStep | NotificationStep):
+            if cut is not None:
+                run = await self._resume_point(run, flow.step_index(cut.step_id))
+            self.launch(run, steps=run_steps)
+            return
+        kind = "agent step" if isinstance(step, AgentStep) else "step"
+        message = (f"The server stopped while {kind} {step.id} ran; it may or may not have taken effect. "
+                   "Resume the run to go on (it asks before running the step again).")  # fmt: skip
 
-            await self._db.write(interrupt)
-            self.announce_soon(run.id)
-            if self.host.notifier is not None:
-                await self.host.notifier.offer(
-                    kind="automation_interrupted", tier="helpful", title=f"{run.automation_name} was interrupted",
-                    body=message, key=f"interrupted:{run.automation_id}", run_id=run.id,
-                    automation_id=run.automation_id,
-                )  # fmt: skip
+        assert cut is not None  # a step with side effects was found from it
+
+        def interrupt(conn: Any, run: RunRow = run, cut: RunStepRow = cut, message: str = message) -> None:
+            repos.automations.put_step(conn, RunStepRow(
+                run.id, cut.step_id, cut.position, cut.type, "interrupted", input=cut.input,
+                started_at=cut.started_at, note="The server stopped while it ran.",
+            ))  # fmt: skip
+            repos.automations.update_run(conn, run.id, status=R.INTERRUPTED,
+                                         error={"code": "interrupted", "message": message})  # fmt: skip
+
+        await self._db.write(interrupt)
+        self.announce_soon(run.id)
+        if self.host.notifier is not None:
+            await self.host.notifier.offer(
+                kind="automation_interrupted", tier="helpful", title=f"{run.automation_name} was interrupted",
+                body=message, key=f"interrupted:{run.automation_id}", run_id=run.id,
+                automation_id=run.automation_id,
+            )  # fmt: skip
 
     async def _resume_point(self, run: RunRow, index: int) -> RunRow:
         await self._db.write(lambda conn: repos.automations.update_run(conn, run.id, resume_at=index))

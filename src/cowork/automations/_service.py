@@ -24,6 +24,7 @@ from cowork.protocol import (
     ProtocolError,
     WireModel,
 )
+from cowork.runtime import Leases
 from cowork.sessions import new_id
 from cowork.store import Database, repos
 from cowork.store.repos.automations import AutomationRow, RunRow
@@ -88,6 +89,7 @@ class AutomationService:
         publish: Callable[[str, WireModel], None],
         create_session: Callable[[str], Awaitable[str]] | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        leases: Leases | None = None,
     ) -> None:
         """Args:
         db: the store.
@@ -96,6 +98,7 @@ class AutomationService:
         publish: sends a notification to every connection (`automation/run`).
         create_session: makes a session with this title and returns its id (where agent steps run).
         clock: now, aware.
+        leases: replicas on PostgreSQL: which replica drives each run (default: one process).
         """
         self._create_session = create_session
         self._sessions: dict[str, str] = {}
@@ -105,7 +108,7 @@ class AutomationService:
         self._tools = tools
         self._publish = publish
         self._clock = clock
-        self.run_log = Runs(db, host, tools, publish=publish, clock=clock)
+        self.run_log = Runs(db, host, tools, publish=publish, clock=clock, leases=leases)
         """Every run: started, parked, resumed, cancelled, recovered."""
         self._stopping = False
         self._wake = asyncio.Event()

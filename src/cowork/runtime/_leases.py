@@ -49,6 +49,9 @@ class Leases:
         """Operations this replica took over from a dead one (health, tests)."""
         self._handlers: dict[str, Callable[[dict[str, object]], Awaitable[None]]] = {}
         self._forwarded: set[asyncio.Task[None]] = set()
+        self._held: set[str] = set()
+        """What else this replica holds and renews besides operations (automation runs)."""
+        self._sweeps: list[Callable[[], Awaitable[None]]] = []
 
     # -- holding ----------------------------------------------------------------------------------------------
 
@@ -76,6 +79,27 @@ class Leases:
         if self.enabled:
             done = self._db.write_soon(lambda conn: repos.leases.release(conn, operation_id, self.replica))
             done.add_done_callback(_log_failure)
+
+    def hold(self, key: str) -> None:
+        """Renew the lease on `key` (taken with `take`) until `let_go`."""
+        if self.enabled:
+            self._held.add(key)
+
+    def let_go(self, key: str) -> None:
+        if self.enabled:
+            self._held.discard(key)
+            self.drop_soon(key)
+
+    async def expired(self) -> list[str]:
+        """What is leased by a replica that stopped renewing (its lease has expired)."""
+        if not self.enabled:
+            return []
+        now = datetime.now(UTC)
+        return await self._db.read(lambda conn: repos.leases.expired(conn, now=now))
+
+    def add_sweep(self, sweep: Callable[[], Awaitable[None]]) -> None:
+        """Run `sweep` at each sweep too (automation runs a dead replica left)."""
+        self._sweeps.append(sweep)
 
     async def holder(self, operation_id: str) -> str | None:
         """The other replica that holds the operation now (None when nobody else does)."""
@@ -128,7 +152,7 @@ class Leases:
             await asyncio.sleep(beat)
             beats += 1
             try:
-                held = running()
+                held = running() + sorted(self._held)
                 if held:
                     now = datetime.now(UTC)
                     lost = await self._db.write(
@@ -144,6 +168,8 @@ class Leases:
                 if beats % sweep_every == 0:
                     for operation_id in await orphans():
                         await take_over(operation_id)
+                    for sweep in self._sweeps:
+                        await sweep()
             except asyncio.CancelledError:
                 raise
             except Exception:

@@ -319,7 +319,7 @@ class Operations:
         if not await self.leases.take(operation_id):
             # Another replica runs it (it answered or resumed it first): this copy is stale.
             log.info("operation %s runs on another replica; not running it here", operation_id)
-            self.forget(operation_id)
+            self.finish(handle)
             return
         try:
             await handle.runner.run()

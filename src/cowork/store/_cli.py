@@ -3,6 +3,7 @@ it does not. Exit codes: 0 done; 1 it could not be done (the message says why); 
 
 from __future__ import annotations
 
+import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,7 +15,22 @@ from ._backup import BackupError, backup_database, check_backup, known_revisions
 __all__ = ["main_backup", "main_restore"]
 
 
+def _on_postgres(command: str) -> bool:
+    """True (after saying what to use instead) when this Cowork's store is PostgreSQL, which has its own tools."""
+    url = os.environ.get("COWORK_DATABASE_URL") or ""
+    if not url.startswith(("postgres://", "postgresql://", "postgresql+psycopg://")):
+        return False
+    print(
+        f"cowork {command}: the store is PostgreSQL (COWORK_DATABASE_URL); {command} copies Cowork's SQLite file. "
+        "Use PostgreSQL's own pg_dump and pg_restore instead.",
+        file=sys.stderr,
+    )
+    return True
+
+
 def main_backup(home: Path, target: Path | None) -> int:
+    if _on_postgres("backup"):
+        return 2
     paths = CoworkPaths(home)
     if target is None:
         folder = home / "backups"
@@ -35,6 +51,8 @@ def main_backup(home: Path, target: Path | None) -> int:
 
 
 def main_restore(home: Path, backup: Path, *, yes: bool, server_running: bool) -> int:
+    if _on_postgres("restore"):
+        return 2
     paths = CoworkPaths(home)
     if server_running:
         print("cowork restore: the Cowork server is running; stop it first (cowork server stop).", file=sys.stderr)

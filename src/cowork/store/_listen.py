@@ -87,7 +87,7 @@ class Listener:
                         self._call(self._on_reconnect)
                     first, pause = False, 0.2
                     while not self._stop.is_set():
-                        for note in conn.notifies(timeout=0.5):
+                        for note in conn.notifies(timeout=0.2):
                             self._call(self._on_notify, note.channel, note.payload)
             except psycopg.Error as exc:
                 self._ready.set()

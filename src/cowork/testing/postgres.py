@@ -17,7 +17,9 @@ from types import TracebackType
 
 import psycopg
 
-__all__ = ["DEFAULT_SERVER", "PostgresSchema", "postgres_problem", "start_postgres"]
+from cowork.store import Database
+
+__all__ = ["DEFAULT_SERVER", "PostgresSchema", "postgres_problem", "start_postgres", "store_of"]
 
 DEFAULT_SERVER = "postgresql://127.0.0.1:5432/test"
 
@@ -67,7 +69,8 @@ class PostgresSchema:
     @property
     def url(self) -> str:
         parts = urllib.parse.urlsplit(self.server)
-        query = urllib.parse.urlencode({"options": f"-csearch_path={self.name}"})
+        # Commits need not wait for the disk in tests: a killed server loses nothing, only a crash of PostgreSQL would.
+        query = urllib.parse.urlencode({"options": f"-csearch_path={self.name} -csynchronous_commit=off"})
         return urllib.parse.urlunsplit(parts._replace(query=query))
 
     def create(self) -> PostgresSchema:
@@ -87,3 +90,9 @@ class PostgresSchema:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.drop()
+
+
+def store_of(home: Path) -> Database:
+    """The store a server with this home uses in this test: the test's PostgreSQL schema when the suite runs on
+    PostgreSQL (COWORK_DATABASE_URL), else the SQLite file in the home. Close it when done."""
+    return Database.from_url(os.environ.get("COWORK_DATABASE_URL"), home / "cowork.db")

@@ -243,6 +243,17 @@ def insert_run(conn: Connection, row: RunRow) -> bool:
         ).first()
         if taken is not None:
             return False
+    try:
+        with conn.begin_nested():  # replicas firing the same schedule at once: the unique key lets one through
+            _insert_run(conn, row)
+    except sa.exc.IntegrityError:
+        if row.fire_key is None:
+            raise
+        return False
+    return True
+
+
+def _insert_run(conn: Connection, row: RunRow) -> None:
     conn.execute(
         runs_t.insert().values(
             id=row.id,
@@ -265,7 +276,6 @@ def insert_run(conn: Connection, row: RunRow) -> bool:
             session_id=row.session_id,
         )
     )
-    return True
 
 
 def update_run(conn: Connection, run_id: str, **values: Any) -> None:

@@ -15,7 +15,7 @@ from sqlalchemy.engine import Connection
 
 from .._schema import operation_leases as t
 
-__all__ = ["acquire", "held_elsewhere", "holder", "release", "renew"]
+__all__ = ["acquire", "expired", "held_elsewhere", "holder", "release", "renew"]
 
 
 def acquire(conn: Connection, operation_id: str, owner: str, *, now: datetime, ttl: float) -> bool:
@@ -68,3 +68,8 @@ def held_elsewhere(conn: Connection, operation_ids: Sequence[str], owner: str, *
         t.c.operation_id.in_(operation_ids), t.c.owner != owner, t.c.expires_at >= now
     )
     return set(conn.execute(stmt).scalars())
+
+
+def expired(conn: Connection, *, now: datetime) -> list[str]:
+    """What is leased by a replica that stopped renewing."""
+    return list(conn.execute(sa.select(t.c.operation_id).where(t.c.expires_at < now)).scalars())
