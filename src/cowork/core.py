@@ -291,6 +291,7 @@ class Core:
             channels = {CHANNEL: self.fanout.on_notify, FORWARD_CHANNEL: leases.on_notify}
             self._listener = Listener(self.db.url, list(channels), lambda channel, payload: channels[channel](payload))
             await self._listener.start()
+            log.info("replica %s on PostgreSQL (leases of %.1f s)", self.replica, self.config.replicas.lease_seconds)
         await self.usage.load()
         await self.providers.load()
         await self.tool_policies.load()

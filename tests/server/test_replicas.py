@@ -179,9 +179,11 @@ async def test_killing_a_mid_turn_b_takes_over_within_the_lease(
                 assert await on_b.wait_turn_end(op) == "done"
                 assert marks(marks_file) == ["mark w"]
             else:
+                # B tells its clients the turn goes on (not that it ended), and records it as interrupted first.
                 await on_b.wait_for(
-                    lambda evs: any(p.status == "interrupted" for p in of_type(evs, "operation_status"))
+                    lambda evs: any("took it over" in (p.reason or "") for p in of_type(evs, "operation_status"))
                 )
+                assert not any(p.status == "interrupted" for p in of_type(on_b.events, "operation_status"))
                 # Taken over within the lease plus one sweep (renewals every third, sweeps every two thirds of it).
                 assert time.monotonic() - killed < LEASE * 3 + 5
                 if point == "in a tool with side effects":

@@ -56,6 +56,8 @@ def check_config(workspace: Path, env: Mapping[str, str]) -> tuple[LoadedConfig 
 def _open_database(loaded: LoadedConfig) -> Database | None:
     from cowork.store import Database
 
+    if loaded.config.database_url and not loaded.config.database_url.startswith("sqlite"):
+        return Database.postgres(loaded.config.database_url)  # replicas: read only here (doctor writes nothing)
     try:
         return Database.sqlite_readonly(loaded.paths.database)
     except FileNotFoundError:

@@ -201,7 +201,16 @@ class Lifecycle:
             log.info("marked %d interrupted operation(s)", len(stale))
         return len(stale)
 
-    async def _interrupt(self, op: OperationRow, earlier: dict[tuple[str, str], EarlierRun], why: str) -> None:
+    async def _interrupt(
+        self,
+        op: OperationRow,
+        earlier: dict[tuple[str, str], EarlierRun],
+        why: str,
+        *,
+        announce: OperationStatusChanged | None = None,
+    ) -> None:
+        """Record the operation and its started calls as interrupted, announced as `interrupted` (or as `announce`:
+        a take-over that resumes at once tells clients the turn goes on, not that it ended)."""
         now = datetime.now(UTC)
 
         def mutate(conn: Connection) -> None:
@@ -211,17 +220,7 @@ class Lifecycle:
             repos.tool_calls.interrupt_started(conn, [op.id], now=now)
             _note_earlier_runs(conn, op.id, earlier, now)
 
-        await self._ops.deps.journal.append(
-            op.session_id,
-            OperationStatusChanged(
-                operation_id=op.id,
-                status=S.INTERRUPTED,
-                code=ErrorCode.INTERRUPTED,
-                reason="The server stopped during this turn. Resume it (operation/resume) or send a new message.",
-                parent_operation_id=op.parent_operation_id,
-            ),
-            mutate=mutate,
-        )
+        await self._ops.deps.journal.append(op.session_id, announce or _interrupted(op), mutate=mutate)
 
     async def orphans(self) -> list[str]:
         """Operations in play that no live replica holds (replicas on PostgreSQL): their replica died."""
@@ -239,6 +238,7 @@ class Lifecycle:
         ops = self._ops
         if not await ops.leases.take(operation_id):
             return  # another replica was quicker
+        op: OperationRow | None = None
         try:
             op = await ops.deps.db.read(lambda conn: repos.operations.get(conn, operation_id))
             stale = await ops.deps.db.read(_stale_operations)
@@ -247,14 +247,22 @@ class Lifecycle:
                 return
             log.warning("taking over operation %s from a replica that stopped", operation_id)
             ops.forget_if_idle(operation_id)
-            await self._interrupt(op, {}, "The replica running it stopped.")
             ops.leases.taken_over += 1
             if op.parent_operation_id is not None:
+                await self._interrupt(op, {}, "The replica running it stopped.")
                 await ops.leases.drop(operation_id)
                 return
+            going_on = OperationStatusChanged(
+                operation_id=op.id,
+                status=S.RUNNING,
+                reason="The replica running this turn stopped; another replica took it over and goes on with it.",
+            )
+            await self._interrupt(op, {}, "The replica running it stopped.", announce=going_on)
             await self.resume(operation_id)
         except ProtocolError as exc:
             log.info("operation %s was taken over but not resumed: %s", operation_id, exc)
+            if op is not None:
+                await self._ops.deps.journal.append(op.session_id, _interrupted(op))
             await ops.leases.drop(operation_id)
 
     async def pending(self, session_id: str) -> PendingRequests:
@@ -275,6 +283,16 @@ class Lifecycle:
         if op is None:
             raise operation_not_found(operation_id)
         return operation_info(op, calls, requests)
+
+
+def _interrupted(op: OperationRow) -> OperationStatusChanged:
+    return OperationStatusChanged(
+        operation_id=op.id,
+        status=S.INTERRUPTED,
+        code=ErrorCode.INTERRUPTED,
+        reason="The server stopped during this turn. Resume it (operation/resume) or send a new message.",
+        parent_operation_id=op.parent_operation_id,
+    )
 
 
 def _remove_outputs(parent: Path, folder: Path) -> None:

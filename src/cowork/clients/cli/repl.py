@@ -98,6 +98,7 @@ from cowork.protocol import (
     SessionUndoParams,
     SessionUpdated,
     SessionUpdateParams,
+    SubscribeParams,
     Todos,
     ToolCall,
     ToolInterrupted,
@@ -233,6 +234,39 @@ class Repl:
             "initialize", InitializeParams(client_info=ClientInfo(name="cowork-cli", version=cowork.__version__))
         )
 
+    async def _reconnect(self, session_id: str, after_seq: int, within: float = 15.0) -> bool:
+        """The connection dropped mid-turn: connect again to the same address (behind a shared one, another replica
+        answers and goes on with the turn) and replay the session's events after `after_seq`. False after `within`
+        seconds without a server."""
+        if self.address is None:
+            return False
+        self.console.print(Text("connection lost; reconnecting…", style="yellow"))
+        deadline = asyncio.get_running_loop().time() + within
+        pause = 0.2
+        while asyncio.get_running_loop().time() < deadline:
+            try:
+                client = await RpcClient.connect(self.address)
+            except Exception:  # refused, a failed handshake, a timeout: nobody answers there yet
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 2.0)
+                continue
+            old, self.client = self.client, client
+            if old is not None:
+                await old.close()
+            client.on_notification = self._on_notification
+            try:
+                await client.request(
+                    "initialize",
+                    InitializeParams(client_info=ClientInfo(name="cowork-cli", version=cowork.__version__)),
+                )
+                await client.request("session/subscribe", SubscribeParams(session_id=session_id, after_seq=after_seq))
+            except Exception:  # the connection dropped again, or the server refused: try once more
+                await asyncio.sleep(pause)
+                continue
+            self.console.print(Text("reconnected", style="green"))
+            return True
+        return False
+
     def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         if self.automations.on_notification(method, params):
             return
@@ -349,6 +383,7 @@ class Repl:
         editor.on_change = show_typing
         keys = KeyReader(editor)
         await self._answer_pending(session_id, view, keys)
+        last_seq = 0
         view.start()
         keys.start()
         try:
@@ -361,6 +396,8 @@ class Repl:
                     if waiter not in finished:
                         waiter.cancel()
                 if closed in finished:
+                    if await self._reconnect(session_id, last_seq):
+                        continue  # another replica (or the same server back) replays what was missed
                     view.stop()
                     print_error(self.console, "disconnected", "The connection to the Cowork server was lost.")
                     return
@@ -377,6 +414,9 @@ class Repl:
                     event = event_wait.result()
                     if event.session_id != session_id:  # the one this REPL was in before (`/fork`, `/rewind`)
                         continue
+                    if event.seq <= last_seq:
+                        continue  # told already, before a reconnect
+                    last_seq = event.seq
                     view.handle(event)
                     if isinstance(event.payload, ToolResult) and event.payload.files:
                         await show_documents(self.rpc, session_id, event.payload.files, view.console)
