@@ -5,6 +5,9 @@ mock LLM."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import socket
 import sys
 import time
 from pathlib import Path
@@ -14,7 +17,7 @@ import pytest
 
 from cowork.testing.core import TEST_TOOLS_PLUGIN
 from cowork.testing.mockllm import MockLLMServer, MockResponse, MockToolCall
-from cowork.testing.server import provider_env
+from cowork.testing.server import ServerProcess, provider_env
 
 from .test_cli import PROMPT, cli_env, screen, spawn
 
@@ -190,5 +193,31 @@ def test_the_banner_names_workspace_settings_it_ignored_until_the_user_trusts_it
     assert str(workspace.resolve()) in (Path(cli_env["COWORK_HOME"]) / "trusted-workspaces.json").read_text("utf-8")
     child.send("/quit\r")
     child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_the_repl_reconnects_when_its_server_dies_mid_turn(
+    workspace: Path, mock_llm: MockLLMServer, cli_env: dict[str, str], home: Path
+) -> None:
+    """Behind a shared address another replica answers; here the same server comes back on the same port. Either
+    way the REPL connects again, replays what it missed and follows the turn to where it stands."""
+    mock_llm.set_script([MockResponse(text="slow " * 300, chunk_size=5, chunk_delay_s=0.02)])
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    provider = provider_env("openai", mock_llm.openai_base_url)
+    child = spawn(workspace, cli_env | provider | {"COWORK_SERVER__PORT": str(port)})
+    child.expect(PROMPT)
+    child.send("talk\r")
+    child.expect("slow slow slow")
+    os.kill(json.loads((home / "server.json").read_text(encoding="utf-8"))["pid"], signal.SIGKILL)
+    child.expect("reconnecting")
+    with ServerProcess(home, workspace, env=provider, port=port):
+        child.expect("reconnected")
+        child.expect("interrupted")  # a server that restarts marks the turn interrupted (/continue resumes it)
+        child.expect(PROMPT)
+        child.send("/quit\r")
+        child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0

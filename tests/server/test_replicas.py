@@ -103,6 +103,29 @@ async def test_a_client_on_b_streams_a_turn_started_on_a_and_answers_its_approva
         await on_b.call("approval/respond", {"requestId": asked.request_id, "approved": True})
         assert await on_b.wait_turn_end(second["operationId"]) == "done"
         assert marks(tmp_path / "marks.txt") == ["mark approved on b"]
+
+        # An approval answered on B while the operation runs on A (a safe call of the same step is under way):
+        # B passes the answer to A, which runs the approved call beside the running one.
+        mock_llm.set_script(
+            [
+                MockResponse(
+                    tool_calls=[
+                        MockToolCall(name="sleep", arguments={"label": "beside", "seconds": 3}),
+                        MockToolCall(name="mark", arguments={"label": "forwarded"}),
+                    ]
+                ),
+                MockResponse(text="both done"),
+            ]
+        )
+        third = await on_a.call("turn/start", {"sessionId": sid, "text": "both", "clientMessageId": "3"})
+        await on_b.wait_for(lambda evs: len(of_type(evs, "approval_requested")) == 2)
+        assert "start beside" in marks(tmp_path / "marks.txt")
+        asked = of_type(on_b.events, "approval_requested")[-1]
+        assert asked.name == "mark"
+        await on_b.call("approval/respond", {"requestId": asked.request_id, "approved": True})
+        await until(lambda: "mark forwarded" in marks(tmp_path / "marks.txt"))
+        assert "end beside" not in marks(tmp_path / "marks.txt")  # run while the sleep still ran on A
+        assert await on_b.wait_turn_end(third["operationId"]) == "done"
         assert_told_once_in_order(await replay(on_b, sid), on_b.events, since)
         # A session listed through either replica is the same session.
         assert (await on_b.call("session/get", {"sessionId": sid}))["session"]["id"] == sid
