@@ -41,7 +41,7 @@ from cowork.notify import DesktopNotifier, GateSettings, NotificationService
 from cowork.observability import TraceQueries, Tracing
 from cowork.policy import ToolPolicies
 from cowork.prompts import gather_prompt_extras
-from cowork.protocol import HealthResult, ProtocolError, SessionCreateParams, SessionEvent
+from cowork.protocol import HealthResult, ProtocolError, SessionCreateParams
 from cowork.providers import ModelChoices, ProviderService
 from cowork.retrieval import Retrieval, job_info
 from cowork.runtime import FORWARD_CHANNEL, Leases, RunnerDeps, Runtime, TurnRouter
@@ -218,7 +218,7 @@ class Core:
             leases=Leases(self.db, replica=self.replica, ttl=self.config.replicas.lease_seconds, enabled=replicated),
         )
         if self.fanout is not None:
-            self.fanout.on_remote = self._on_remote_event
+            self.fanout.on_remote = self.runtime.operations.forget_session
         self.recall.observer = self.runtime.observe
         notify = self.config.notifications
         now = clock or (lambda: datetime.now(UTC))
@@ -305,12 +305,6 @@ class Core:
         await self.automations.start()
         self.automation_triggers.start()
         self.checkpoints.prune_soon()
-
-    def _on_remote_event(self, event: SessionEvent) -> None:
-        """Another replica changed an operation: a copy of it loaded here and not running is stale."""
-        operation_id = getattr(event.payload, "operation_id", None)
-        if isinstance(operation_id, str):
-            self.runtime.operations.forget_if_idle(operation_id)
 
     async def health(self) -> HealthResult:
         """How each subsystem stands now (see `cowork.health`): cheap, read live, no network request."""

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from cowork.clients.connection import RpcError
 from cowork.protocol import SessionEvent
 from cowork.testing.client import EventClient
 from cowork.testing.core import TEST_TOOLS_PLUGIN, marks
@@ -148,6 +149,10 @@ async def test_a_cancel_sent_to_b_stops_a_turn_running_on_a(
         sid = (await on_a.call("session/create", {}))["id"]
         op = (await on_a.call("turn/start", {"sessionId": sid, "text": "sleep", "clientMessageId": "1"}))["operationId"]
         await until(lambda: marks(tmp_path / "marks.txt") == ["start z"])
+        # A new message through B does not cut the turn running on A short: B says it is busy, as A would.
+        with pytest.raises(RpcError) as refused:
+            await on_b.call("turn/start", {"sessionId": sid, "text": "another", "clientMessageId": "2"})
+        assert refused.value.code == "busy"
         assert (await on_b.call("turn/cancel", {"sessionId": sid, "operationId": op}))["cancelled"] is True
         assert await on_a.wait_turn_end(op) == "cancelled"
         assert "end z" not in marks(tmp_path / "marks.txt")

@@ -201,7 +201,8 @@ class Answers:
     async def _forwarded(self, row: HumanRequestRow, kind: str, params: dict[str, Any]) -> bool:
         """Replicas: when another replica runs the operation, hand the answer to it and wait until it is taken."""
         leases = self._ops.leases
-        elsewhere = await leases.holder(row.operation_id) if self._ops.get(row.operation_id) is None else None
+        local = self._ops.get(row.operation_id)
+        elsewhere = await leases.holder(row.operation_id) if local is None or not local.running else None
         if elsewhere is None:
             return False
 

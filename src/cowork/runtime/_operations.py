@@ -355,11 +355,13 @@ class Operations:
         """Drop a loaded operation that will not run (nothing waits for it)."""
         self._handles.pop(operation_id, None)
 
-    def forget_if_idle(self, operation_id: str) -> None:
-        """Another replica changed this operation: a copy loaded here and not running is stale."""
-        handle = self._handles.get(operation_id)
-        if handle is not None and not handle.running:
-            self._handles.pop(operation_id, None)
+    def forget_session(self, session_id: str) -> None:
+        """Another replica wrote to this session: what is cached here of its operations that are not running here
+        (loaded copies, the one known to wait) may be stale, and is read from the store when next needed."""
+        for operation_id, handle in list(self._handles.items()):
+            if handle.state.session_id == session_id and not handle.running:
+                del self._handles[operation_id]
+        self._waiting.pop(session_id, None)
 
     async def cancel(self, operation_id: str, *, reason: str = "Cancelled by the user.") -> bool:
         """Cancel an operation wherever it is (running, waiting, interrupted) and its sub-agents.

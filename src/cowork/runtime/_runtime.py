@@ -55,7 +55,7 @@ from ._operations import Operations
 from ._retry import Retries
 from ._rewind import list_checkpoints, rewind, undo
 from ._routing import TurnRouter
-from ._state import LedgerEntry, OperationState
+from ._state import LedgerEntry, OperationState, Steer
 from ._subagents import SubAgents
 from ._tasks import AgentTasks
 from ._turns import Turns
@@ -251,6 +251,7 @@ class Runtime:
         self.leases.handle("cancel", self._forwarded_cancel)
         self.leases.handle("approval", self._forwarded_approval)
         self.leases.handle("ask", self._forwarded_ask)
+        self.leases.handle("steer", self._forwarded_steer)
         self.leases.start(self.operations.running_ids, self.lifecycle.orphans, self.lifecycle.take_over)
         return recovered
 
@@ -259,6 +260,11 @@ class Runtime:
 
     async def _forwarded_approval(self, params: dict[str, object]) -> None:
         await self.answers.respond_approval(ApprovalRespondParams.model_validate(params))
+
+    async def _forwarded_steer(self, params: dict[str, object]) -> None:
+        handle = self.operations.get(str(params["operationId"]))
+        if handle is not None:
+            handle.state.steering.append(Steer(str(params["id"]), str(params["text"]), str(params["clientMessageId"])))
 
     async def _forwarded_ask(self, params: dict[str, object]) -> None:
         await self.answers.respond_ask(AskRespondParams.model_validate(params))

@@ -109,10 +109,17 @@ class Turns:
                     operation_id=existing.id, status=OperationStatus(existing.status), duplicate=True
                 )
             running = ops.running_turn(sid)
-            if running is not None:
+            if running is None and previous is not None and previous.status == S.RUNNING:
+                if await ops.leases.holder(previous.id) is not None:  # it runs on another replica
+                    running_id: str | None = previous.id
+                else:
+                    running_id = None
+            else:
+                running_id = running.state.id if running is not None else None
+            if running_id is not None:
                 raise busy(
                     "A turn is already running in this session; wait for it, steer it (turn/steer) or cancel it.",
-                    running.state.id,
+                    running_id,
                 )
             routed, target = await self._target(session, params.text)
             if previous is not None:
@@ -321,4 +328,17 @@ class Turns:
             handle = ops.get(active.id)
             if handle is not None:
                 handle.state.steering.append(Steer(row.id, row.text, row.client_message_id))
+            elif (elsewhere := await ops.leases.holder(active.id)) is not None:
+                # The turn runs on another replica: its runner is told there (the input is in the store already).
+                steer: dict[str, object] = {
+                    "operationId": active.id,
+                    "id": row.id,
+                    "text": row.text,
+                    "clientMessageId": row.client_message_id,
+                }
+                await ops.leases.forward(elsewhere, "steer", steer, _sent)
             return TurnSteerResult(operation_id=active.id, duplicate=False)
+
+
+async def _sent() -> bool:
+    return True

@@ -15,7 +15,6 @@ import logging
 from collections.abc import Callable
 from functools import partial
 
-from cowork.protocol import SessionEvent
 from cowork.store import Connection, Database, notify, repos
 
 from ._bus import EventBus
@@ -37,8 +36,9 @@ class EventFanout:
         self.replica = replica
         self._queue: asyncio.Queue[tuple[str, int, int]] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
-        self.on_remote: Callable[[SessionEvent], None] = lambda _event: None
-        """Called for each event another replica committed and this one delivered (before its subscribers)."""
+        self.on_remote: Callable[[str], None] = lambda _session_id: None
+        """Called with the session of each batch another replica committed, subscribed to here or not (before its
+        events are delivered): what this replica caches of the session may be stale."""
         self.delivered = 0
         """Events of other replicas delivered here (health, tests)."""
 
@@ -74,6 +74,7 @@ class EventFanout:
         # One at a time, in the order PostgreSQL delivered them (commit order), so each session's events stay in order.
         while True:
             session_id, first, last = await self._queue.get()
+            self.on_remote(session_id)
             if not self._bus.subscriber_count(session_id):
                 continue
             try:
@@ -86,5 +87,4 @@ class EventFanout:
             for row in rows:
                 event = event_from_row(row)
                 self.delivered += 1
-                self.on_remote(event)
                 self._bus.publish_remote(event)
