@@ -232,3 +232,35 @@ async def test_killing_a_mid_turn_b_takes_over_within_the_lease(
             await on_b.close()
         finally:
             a.kill()
+
+
+async def test_an_automation_made_through_a_is_known_to_b_at_once(
+    tmp_path: Path, workspace: Path, mock_llm: MockLLMServer, schema: PostgresSchema
+) -> None:
+    flow = "name: tidy\nsteps:\n  - id: look\n    type: toolCall\n    tool: glob\n    arguments: {pattern: '*'}\n"
+    with (
+        replica(tmp_path, "a", workspace, mock_llm, schema.url) as a,
+        replica(tmp_path, "b", workspace, mock_llm, schema.url) as b,
+    ):
+        on_a = await EventClient.connect(a.address)
+        on_b = await EventClient.connect(b.address)
+        await on_a.call("automation/create", {"text": flow})
+        await until(lambda: any(m == "automation/changed" for m, _ in on_b.notifications))
+        changed = [p for m, p in on_b.notifications if m == "automation/changed"]
+        assert changed[-1]["name"] == "tidy" and not changed[-1]["deleted"]
+        # B reads its flows again: the flow is a tool there too, and runs there.
+        tools = {t["name"] for t in (await on_b.call("tool/list", {}))["tools"]}
+        assert "flow_tidy" in tools
+        run = await on_b.call("automation/run", {"id": "tidy"})
+        for _ in range(100):
+            [state] = (await on_b.call("automation/runs", {"runId": run["id"]}))["runs"]
+            if state["status"] == "done":
+                break
+            await asyncio.sleep(0.1)
+        assert state["status"] == "done"
+        await on_a.call("automation/delete", {"id": "tidy"})
+        await until(lambda: any(p["deleted"] for m, p in on_b.notifications if m == "automation/changed"))
+        tools = {t["name"] for t in (await on_b.call("tool/list", {}))["tools"]}
+        assert "flow_tidy" not in tools
+        await on_a.close()
+        await on_b.close()

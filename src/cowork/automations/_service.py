@@ -176,6 +176,10 @@ class AutomationService:
     def enabled_flows(self) -> list[tuple[AutomationRow, Flow]]:
         return list(self._flows.values())
 
+    async def reload(self) -> None:
+        """Read the enabled automations again (another replica changed one)."""
+        await self._reload()
+
     async def _reload(self) -> None:
         rows = await self._db.read(repos.automations.list_all)
         flows: dict[str, tuple[AutomationRow, Flow]] = {}
