@@ -270,6 +270,7 @@ class Core:
             subscribe_events=self.bus.subscribe_all,
             subscribe_mcp=self.mcp.on_notification,
             automation_sessions=self.automations.automation_sessions,
+            leader=lambda: self.runtime.leases.leader,
         )
         self.model_choices = ModelChoices(
             self.config,

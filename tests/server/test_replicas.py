@@ -264,3 +264,41 @@ async def test_an_automation_made_through_a_is_known_to_b_at_once(
         assert "flow_tidy" not in tools
         await on_a.close()
         await on_b.close()
+
+
+async def test_a_file_trigger_fires_one_run_across_replicas_and_the_other_leads_when_one_dies(
+    tmp_path: Path, workspace: Path, mock_llm: MockLLMServer, schema: PostgresSchema
+) -> None:
+    flow = (
+        "name: inbox\ntrigger: {type: file, patterns: ['inbox/*.txt'], events: [created]}\n"
+        "steps:\n  - id: look\n    type: toolCall\n    tool: glob\n    arguments: {pattern: 'inbox/*'}\n"
+    )
+    (workspace / "inbox").mkdir()
+    a = replica(tmp_path, "a", workspace, mock_llm, schema.url).start()  # the first to start leads
+    with replica(tmp_path, "b", workspace, mock_llm, schema.url) as b:
+        try:
+            on_b = await EventClient.connect(b.address)
+            await on_b.call("automation/create", {"text": flow})
+            await asyncio.sleep(1.5)  # both replicas read it and watch the folder
+
+            async def runs() -> list[dict[str, Any]]:
+                return list((await on_b.call("automation/runs", {"id": "inbox"}))["runs"])
+
+            (workspace / "inbox" / "one.txt").write_text("1")
+            for _ in range(100):
+                if await runs():
+                    break
+                await asyncio.sleep(0.1)
+            await asyncio.sleep(2)  # a second replica's run would have started by now
+            assert len(await runs()) == 1
+            a.kill()
+            await asyncio.sleep(LEASE * 2)  # A's leadership runs out; B takes it at its next beat
+            (workspace / "inbox" / "two.txt").write_text("2")
+            for _ in range(100):
+                if len(await runs()) == 2:
+                    break
+                await asyncio.sleep(0.1)
+            assert len(await runs()) == 2
+            await on_b.close()
+        finally:
+            a.kill()

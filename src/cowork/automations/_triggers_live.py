@@ -54,8 +54,11 @@ class LiveTriggers:
         subscribe_events: Callable[[Callable[[SessionEvent], None]], Callable[[], None]] | None = None,
         subscribe_mcp: Callable[[Callable[[str, str, dict[str, Any]], None]], Callable[[], None]] | None = None,
         automation_sessions: Callable[[], set[str]] = set,
+        leader: Callable[[], bool] = lambda: True,
     ) -> None:
         self._service = service
+        self._leader = leader
+        """Replicas: only one watches files and MCP notifications, so each change fires one run."""
         self._workspace = workspace.resolve()
         self._subscribe_events = subscribe_events
         self._subscribe_mcp = subscribe_mcp
@@ -128,6 +131,8 @@ class LiveTriggers:
             log.warning("watching %s for file triggers failed; file triggers are off", self._workspace, exc_info=True)
 
     def _on_files(self, changes: set[tuple[Any, str]]) -> None:
+        if not self._leader():
+            return
         for change, raw in sorted(changes, key=lambda c: c[1]):
             try:
                 relative = Path(raw).resolve().relative_to(self._workspace).as_posix()
@@ -155,6 +160,8 @@ class LiveTriggers:
                                     "payload": payload})  # fmt: skip
 
     def _on_mcp(self, server: str, method: str, params: dict[str, Any]) -> None:
+        if not self._leader():
+            return
         for row, flow in self._service.enabled_flows():
             trigger = flow.trigger
             if isinstance(trigger, McpNotificationTrigger) and trigger.server == server and trigger.method == method:

@@ -28,6 +28,8 @@ __all__ = ["FORWARD_CHANNEL", "Leases"]
 log = logging.getLogger(__name__)
 
 FORWARD_CHANNEL = "cowork_forward"
+LEADER = "leader:triggers"
+"""The lease whose holder watches for outside triggers among replicas."""
 _FORWARD_WAIT = 15.0
 
 
@@ -52,6 +54,9 @@ class Leases:
         self._held: set[str] = set()
         """What else this replica holds and renews besides operations (automation runs)."""
         self._sweeps: list[Callable[[], Awaitable[None]]] = []
+        self.leader = not enabled
+        """Whether this replica is the one that watches for outside triggers (files, MCP notifications), so each
+        fires one run, not one per replica. Always on one server; among replicas, the holder of `LEADER`."""
 
     # -- holding ----------------------------------------------------------------------------------------------
 
@@ -130,6 +135,12 @@ class Leases:
             )
 
     async def stop(self) -> None:
+        if self.enabled and self.leader:
+            try:
+                await self.drop(LEADER)  # another replica leads at its next beat, not after the lease runs out
+            except Exception:
+                log.warning("could not give up the trigger leadership (it expires by itself)", exc_info=True)
+            self.leader = False
         for task in (self._task, *self._forwarded):
             if task is not None:
                 task.cancel()
@@ -151,6 +162,7 @@ class Leases:
         while True:
             await asyncio.sleep(beat)
             beats += 1
+            await self.lead()
             try:
                 held = running() + sorted(self._held)
                 if held:
@@ -174,6 +186,21 @@ class Leases:
                 raise
             except Exception:
                 log.warning("renewing leases or sweeping for orphaned operations failed", exc_info=True)
+
+    async def lead(self) -> None:
+        """Take (or keep) the trigger leadership if nobody else holds it."""
+        if not self.enabled:
+            return
+        try:
+            leader = await self.take(LEADER)
+        except Exception:
+            log.warning("could not take or renew the trigger leadership", exc_info=True)
+            leader = False
+        if leader != self.leader:
+            log.info(
+                "this replica %s the one watching files and MCP notifications", "is now" if leader else "is no longer"
+            )
+        self.leader = leader
 
     # -- forwarding -------------------------------------------------------------------------------------------
 

@@ -252,6 +252,7 @@ class Runtime:
         self.leases.handle("approval", self._forwarded_approval)
         self.leases.handle("ask", self._forwarded_ask)
         self.leases.handle("steer", self._forwarded_steer)
+        await self.leases.lead()
         self.leases.start(self.operations.running_ids, self.lifecycle.orphans, self.lifecycle.take_over)
         return recovered
 
