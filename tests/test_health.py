@@ -152,7 +152,7 @@ async def test_a_store_that_cannot_be_read_is_degraded(harness: CoreHarness, mon
     monkeypatch.setattr(core.db, "read", broken)
     store = subsystem(await core.health(), "store")
     assert store.status == "degraded"
-    assert store.reason == f"The database cannot be read ({core.paths.database}): OSError: disk I/O error"
+    assert store.reason == f"The database cannot be read ({core.db.where}): OSError: disk I/O error"
 
 
 async def test_a_scheduler_that_stopped_is_degraded_with_why(harness: CoreHarness) -> None:

@@ -44,7 +44,7 @@ async def _store(core: Core) -> Judgement:
     try:
         await core.db.read(lambda conn: repos.settings.get(conn, "health"))
     except Exception as exc:
-        return "degraded", f"The database cannot be read ({core.paths.database}): {type(exc).__name__}: {exc}"
+        return "degraded", f"The database cannot be read ({core.db.where}): {type(exc).__name__}: {exc}"
     return _READY
 
 

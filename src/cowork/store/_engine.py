@@ -211,6 +211,12 @@ class Database:
         return self._writer.dialect.name
 
     @property
+    def where(self) -> str:
+        """Where the store is, for messages: the file, or the PostgreSQL URL without its password."""
+        url = self._writer.url
+        return str(url.database) if url.get_backend_name() == "sqlite" else url.render_as_string(hide_password=True)
+
+    @property
     def url(self) -> str:
         """Where the store is, password included (for the PostgreSQL listener; never logged)."""
         return self._writer.url.render_as_string(hide_password=False)
