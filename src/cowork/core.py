@@ -294,7 +294,12 @@ class Core:
             leases = self.runtime.leases
             channels = {CHANNEL: self.fanout.on_notify, FORWARD_CHANNEL: leases.on_notify, _CHANGED: self._on_changed}
             self.notices.subscribe(self._announce_change)
-            self._listener = Listener(self.db.url, list(channels), lambda channel, payload: channels[channel](payload))
+            self._listener = Listener(
+                self.db.url,
+                list(channels),
+                lambda channel, payload: channels[channel](payload),
+                on_reconnect=self.fanout.resync,
+            )
             await self._listener.start()
             log.info("replica %s on PostgreSQL (leases of %.1f s)", self.replica, self.config.replicas.lease_seconds)
         await self.usage.load()

@@ -56,5 +56,8 @@ class EventBus:
         for subscriber in tuple(self._subscribers.get(event.session_id, ())):
             subscriber(event)
 
+    def subscribed_sessions(self) -> list[str]:
+        return list(self._subscribers)
+
     def subscriber_count(self, session_id: str) -> int:
         return len(self._subscribers.get(session_id, ()))

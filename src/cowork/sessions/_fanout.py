@@ -70,6 +70,13 @@ class EventFanout:
         if replica != self.replica:
             self._queue.put_nowait(span)
 
+    def resync(self) -> None:
+        """The listener reconnected, so announcements may have been missed: each subscribed session's newest event
+        is delivered again. A subscriber that missed some sees the gap and reads them from the log; one that did
+        not ignores it (it has that seq already)."""
+        for session_id in self._bus.subscribed_sessions():
+            self._queue.put_nowait((session_id, 0, 0))
+
     async def _deliver(self) -> None:
         # One at a time, in the order PostgreSQL delivered them (commit order), so each session's events stay in order.
         while True:
@@ -78,6 +85,11 @@ class EventFanout:
             if not self._bus.subscriber_count(session_id):
                 continue
             try:
+                if first == 0:  # a resync: the newest event
+                    session = await self._db.read(partial(repos.sessions.get, session_id=session_id))
+                    first = last = session.last_seq if session is not None else 0
+                    if not first:
+                        continue
                 rows = await self._db.read(
                     partial(repos.events.after, session_id=session_id, after_seq=first - 1, limit=last - first + 1)
                 )
