@@ -5,7 +5,6 @@ SIGKILL, the agent asking what the user did (mock LLM), and the REPL's indicator
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from cowork.capture._x11 import X11Source
 from cowork.testing import xdisplay
 from cowork.testing.client import EventClient
 from cowork.testing.mockllm import MockLLMServer, MockResponse, tool_step
+from cowork.testing.postgres import store_of, store_text
 from cowork.testing.server import ServerProcess, provider_env
 
 from ..clients.test_cli import PROMPT, cli_env, spawn
@@ -132,10 +132,14 @@ async def test_real_windows_become_spans_and_the_agent_reads_them(
 
         # SIGKILL: what was flushed is kept, the open span up to its last flush included.
         server.kill()
-        with sqlite3.connect(tmp_path / "home" / "cowork.db") as raw:
-            dump = "\n".join(raw.iterdump())
-            rows = raw.execute("SELECT title FROM activity_spans ORDER BY started_at").fetchall()
-        assert [r[0] for r in rows][-1] == "diary.md — gedit"
+        store = store_of(tmp_path / "home")
+        try:
+            query = "SELECT title FROM activity_spans ORDER BY started_at"
+            titles_kept = [r[0] for r in store.read_sync(lambda c: c.exec_driver_sql(query).fetchall())]
+        finally:
+            store.close()
+        dump = store_text(tmp_path / "home")
+        assert titles_kept[-1] == "diary.md — gedit"
         assert "KeePassXC" not in dump and "Bank logins" not in dump
         server.restart()
         again = await EventClient.connect(server.address)

@@ -17,9 +17,9 @@ from types import TracebackType
 
 import psycopg
 
-from cowork.store import Database
+from cowork.store import Connection, Database
 
-__all__ = ["DEFAULT_SERVER", "PostgresSchema", "postgres_problem", "start_postgres", "store_of"]
+__all__ = ["DEFAULT_SERVER", "PostgresSchema", "postgres_problem", "start_postgres", "store_of", "store_text"]
 
 DEFAULT_SERVER = "postgresql://127.0.0.1:5432/test"
 
@@ -96,3 +96,23 @@ def store_of(home: Path) -> Database:
     """The store a server with this home uses in this test: the test's PostgreSQL schema when the suite runs on
     PostgreSQL (COWORK_DATABASE_URL), else the SQLite file in the home. Close it when done."""
     return Database.from_url(os.environ.get("COWORK_DATABASE_URL"), home / "cowork.db")
+
+
+def store_text(home: Path) -> str:
+    """Every row of every table of the store a server with this home uses, as text (to check what was never
+    written), on either engine."""
+    import sqlalchemy as sa
+
+    store = store_of(home)
+
+    def dump(conn: Connection) -> str:
+        lines = []
+        for table in sa.inspect(conn).get_table_names():
+            for row in conn.execute(sa.text(f'SELECT * FROM "{table}"')):
+                lines.append(f"{table}: {tuple(row)!r}")
+        return "\n".join(lines)
+
+    try:
+        return store.read_sync(dump)
+    finally:
+        store.close()
