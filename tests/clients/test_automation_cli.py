@@ -119,7 +119,8 @@ def test_import_list_show_and_export_round_trip(server: ServerProcess, tmp_path:
     toml = cowork(server, "export", "hello", "out.toml")
     assert toml.returncode == 2 and "export writes YAML" in toml.stderr and not (workspace / "out.toml").exists()
 
-    with ServerProcess(tmp_path / "fresh-home", workspace) as fresh:
+    # Another Cowork with a store of its own (in the suite's PostgreSQL half too: its file, not the test's schema).
+    with ServerProcess(tmp_path / "fresh-home", workspace, env={"COWORK_DATABASE_URL": ""}) as fresh:
         ok(cowork(fresh, "import", "out.yaml"))
         copy = json.loads(ok(cowork(fresh, "show", "hello", "--json")))["automation"]
     assert copy["definition"] == detail["automation"]["definition"]

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from cowork.store import Database, repos
+from cowork.store import repos
 from cowork.store.repos.activity import ActivitySpanRow
 from cowork.testing.mockllm import MockLLMServer
+from cowork.testing.postgres import store_of
 
 from .test_cli import PROMPT, cli_env, screen
 from .test_repl_approvals import quit_, start
@@ -23,7 +24,7 @@ def seed(home: Path) -> None:
     now = datetime.now(UTC)
     start_ = max(now - timedelta(minutes=50), now.astimezone().replace(hour=0, minute=0, second=0).astimezone(UTC))
     home.mkdir(parents=True, exist_ok=True)
-    db = Database.sqlite(home / "cowork.db")
+    db = store_of(home)
     db.migrate()
     spans = [
         ActivitySpanRow("s1", "Inkscape", "logo.svg [bold]not markup[/bold]", None, start_, start_ + timedelta(minutes=20)),

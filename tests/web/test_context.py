@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, expect
 
-from cowork.store import Database
 from cowork.store.repos import activity
 from cowork.store.repos.activity import ActivitySpanRow
 from cowork.testing import xdisplay
 from cowork.testing.client import EventClient
 from cowork.testing.mockllm import MockLLMServer
+from cowork.testing.postgres import store_of
 from cowork.testing.server import ServerProcess, provider_env
 
 from .conftest import open_ui
@@ -59,7 +59,7 @@ def day_of_work() -> list[ActivitySpanRow]:
 
 def seed(home: Path, spans: list[ActivitySpanRow]) -> None:
     """Write spans into the database the server at `home` opens (as if capture had recorded them)."""
-    db = Database.sqlite(home / "cowork.db")
+    db = store_of(home)
     try:
         db.migrate()
         db.write_sync(lambda conn: activity.put_many(conn, spans))
