@@ -39,6 +39,8 @@ def doctor(
     home: Path, workspace: Path, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("COWORK_") and k not in PROVIDER_VARIABLES}
+    if url := os.environ.get("COWORK_DATABASE_URL"):
+        base["COWORK_DATABASE_URL"] = url  # the suite's PostgreSQL half: the store the test's server uses
     return subprocess.run(
         [sys.executable, "-m", "cowork", "doctor", "--workspace", str(workspace), *args],
         env=base | {"COWORK_HOME": str(home), "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"} | (env or {}),

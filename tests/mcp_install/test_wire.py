@@ -12,6 +12,7 @@ import pytest
 
 from cowork.clients.connection import RpcError
 from cowork.testing.client import EventClient
+from cowork.testing.postgres import store_text
 from cowork.testing.server import ServerProcess
 
 from .test_service import CONFIG_FORM, SERVER_ARGS, fake_program
@@ -93,4 +94,6 @@ async def test_install_across_a_restart(tmp_path: Path, workspace: Path) -> None
             await client.close()
     finally:
         server.stop()
-    assert b"sk-0123456789" not in (tmp_path / "home" / "cowork.db").read_bytes()
+    database = tmp_path / "home" / "cowork.db"
+    assert not database.exists() or b"sk-0123456789" not in database.read_bytes()  # free pages included
+    assert "sk-0123456789" not in store_text(tmp_path / "home")

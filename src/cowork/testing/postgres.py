@@ -70,7 +70,10 @@ class PostgresSchema:
     def url(self) -> str:
         parts = urllib.parse.urlsplit(self.server)
         # Commits need not wait for the disk in tests: a killed server loses nothing, only a crash of PostgreSQL would.
-        query = urllib.parse.urlencode({"options": f"-csearch_path={self.name} -csynchronous_commit=off"})
+        # %20, not +, between the options: libpq's own URL parser (the listener's) does not read + as a space.
+        query = urllib.parse.urlencode(
+            {"options": f"-csearch_path={self.name} -csynchronous_commit=off"}, quote_via=urllib.parse.quote
+        )
         return urllib.parse.urlunsplit(parts._replace(query=query))
 
     def create(self) -> PostgresSchema:
