@@ -57,7 +57,14 @@ def _open_database(loaded: LoadedConfig) -> Database | None:
     from cowork.store import Database
 
     if loaded.config.database_url and not loaded.config.database_url.startswith("sqlite"):
-        return Database.postgres(loaded.config.database_url)  # replicas: read only here (doctor writes nothing)
+        db = Database.postgres(loaded.config.database_url)  # replicas: only read here (doctor writes nothing)
+        try:
+            if db.current_revision() is None:
+                db.close()
+                return None  # no server has used it yet: nothing is saved
+        except Exception:
+            return db  # unreachable: reading the saved connections says so
+        return db
     try:
         return Database.sqlite_readonly(loaded.paths.database)
     except FileNotFoundError:
