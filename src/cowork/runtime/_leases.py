@@ -47,8 +47,6 @@ class Leases:
         self.ttl = ttl
         self.enabled = enabled
         self._task: asyncio.Task[None] | None = None
-        self.taken_over = 0
-        """Operations this replica took over from a dead one (health, tests)."""
         self._handlers: dict[str, Callable[[dict[str, object]], Awaitable[None]]] = {}
         self._forwarded: set[asyncio.Task[None]] = set()
         self._held: set[str] = set()

@@ -247,7 +247,6 @@ class Lifecycle:
                 return
             log.warning("taking over operation %s from a replica that stopped", operation_id)
             ops.forget_session(op.session_id)
-            ops.leases.taken_over += 1
             if op.parent_operation_id is not None:
                 await self._interrupt(op, {}, "The replica running it stopped.")
                 await ops.leases.drop(operation_id)
