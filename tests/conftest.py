@@ -23,11 +23,16 @@ if ENGINE not in ("sqlite", "postgres"):
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The PostgreSQL half leaves out what only a SQLite file has (named by the `sqlite_file` mark)."""
+    """The PostgreSQL half leaves out what only a SQLite file has (the `sqlite_file` mark), and what makes its own
+    PostgreSQL schemas whatever the engine and so ran in the first half already (`own_postgres`)."""
     if ENGINE != "postgres":
         return
-    kept = [item for item in items if item.get_closest_marker("sqlite_file") is None]
-    left_out = [item for item in items if item.get_closest_marker("sqlite_file") is not None]
+
+    def left(item: pytest.Item) -> bool:
+        return any(item.get_closest_marker(mark) is not None for mark in ("sqlite_file", "own_postgres"))
+
+    kept = [item for item in items if not left(item)]
+    left_out = [item for item in items if left(item)]
     if left_out:
         config.hook.pytest_deselected(items=left_out)
         items[:] = kept

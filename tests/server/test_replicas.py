@@ -26,6 +26,7 @@ from cowork.testing.server import ServerProcess, provider_env
 pytestmark = [
     pytest.mark.anyio,
     pytest.mark.slow,
+    pytest.mark.own_postgres,
     pytest.mark.skipif(postgres_problem() is not None, reason=str(postgres_problem())),
 ]
 

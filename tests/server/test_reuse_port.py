@@ -19,7 +19,7 @@ from cowork.testing.client import EventClient
 from cowork.testing.postgres import PostgresSchema, postgres_problem
 from cowork.testing.server import ServerProcess
 
-pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.own_postgres]
 
 TOKEN = "replica-test-token"
 CONNECTIONS = 40
