@@ -191,15 +191,20 @@ class Lifecycle:
         stale = await deps.db.read(_stale_operations)
         elsewhere = await self._ops.leases.held_elsewhere([op.id for op in stale])
         stale = [op for op in stale if op.id not in elsewhere]
+        recovered = 0
         for op in stale:
+            if not await self._ops.leases.take(op.id):
+                continue  # another replica's sweep took it over a moment ago
             await self._interrupt(op, earlier, "The server stopped.")
+            await self._ops.leases.drop(op.id)
+            recovered += 1
         waiting = await deps.db.read(lambda conn: repos.operations.with_status(conn, [S.WAITING_FOR_HUMAN]))
         for op in waiting:
             if op.parent_operation_id is None:
                 self._ops.note_waiting(op.session_id, op.id)
-        if stale:
-            log.info("marked %d interrupted operation(s)", len(stale))
-        return len(stale)
+        if recovered:
+            log.info("marked %d interrupted operation(s)", recovered)
+        return recovered
 
     async def _interrupt(
         self,
