@@ -130,7 +130,12 @@ async def test_sigkill_in_a_delay_resumes_and_in_a_side_effecting_step_asks_befo
         run = await client.call("automation/run", {"id": "marked"})
         # Killed in the delay, after `first` finished.
         await until(lambda: marks(marks_file) == ["mark one"])
-        state = await until_status(client, run["id"], "running")
+        # The step's effect comes before its record: wait for the record too (on PostgreSQL it can trail the file).
+        for _ in range(200):
+            state = await until_status(client, run["id"], "running")
+            if [s["status"] for s in state["steps"]][:1] == ["done"]:
+                break
+            await asyncio.sleep(0.05)
         assert [s["status"] for s in state["steps"]][:1] == ["done"]
         server.kill()
         await client.close()
