@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 from pathlib import Path
 
@@ -75,6 +77,54 @@ async def test_mixed_batch_runs_the_safe_call_now_and_the_risky_one_on_approval(
     with pytest.raises(ProtocolError) as info:
         await core.runtime.respond_approval(ApprovalRespondParams(request_id="req_nope", approved=True))
     assert info.value.code == ErrorCode.REQUEST_NOT_FOUND
+
+
+async def test_a_call_approved_while_its_step_runs_starts_even_if_the_step_ends_while_its_start_is_saved(
+    harness: CoreHarness, mock_llm: MockLLMServer, marks_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call approved while the other calls of its step run starts at once. If those end while its start is being
+    committed, the turn waits for it (it once found a started call with nothing running it and failed with an
+    internal error; the SIGKILL test caught it)."""
+    mock_llm.set_script(
+        [calls(("sleep", {"label": "s", "seconds": 1.0}), ("mark", {"label": "risky"})), MockResponse(text="done")]
+    )
+    core = await harness.core(env={"COWORK_TOOLS__AUTO_APPROVE": json.dumps(["sleep"])})
+    sid = await harness.session(core)
+    op = await harness.start(core, sid, "go")
+    await harness.until(sid, lambda _e: bool(harness.payloads(sid, ApprovalRequested)))
+    (request,) = harness.payloads(sid, ApprovalRequested)
+    assert marks(marks_file) == ["start s"]  # the sleep runs while the mark waits for its answer
+
+    # Hold every commit that only marks calls started (no event) until the sleep has ended.
+    hold = asyncio.Event()
+    real_emit = core.journal.emit
+
+    def held_emit(session_id: str, payload: object, **kwargs: object) -> asyncio.Future[object]:
+        committed = real_emit(session_id, payload, **kwargs)  # type: ignore[arg-type]
+        if payload is not None or not kwargs.get("urgent"):
+            return committed  # type: ignore[return-value]
+        later: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+
+        async def release() -> None:
+            await hold.wait()
+            await asyncio.wait({committed})
+            later.set_result(committed.result())
+
+        tasks.add(asyncio.get_running_loop().create_task(release()))
+        return later
+
+    tasks: set[asyncio.Task[None]] = set()
+    monkeypatch.setattr(core.journal, "emit", held_emit)
+    answer = asyncio.get_running_loop().create_task(
+        core.runtime.respond_approval(ApprovalRespondParams(request_id=request.request_id, approved=True))
+    )
+    await harness.until(sid, lambda _e: any(r.name == "sleep" for r in harness.payloads(sid, ToolResult)))
+    await asyncio.sleep(0.2)  # the loop decides what is next with the approved call's start still uncommitted
+    hold.set()
+    await answer
+    await harness.status(sid, op, S.DONE)
+    assert marks(marks_file) == ["start s", "end s", "mark risky"]
+    assert {r.name for r in harness.payloads(sid, ToolResult)} == {"sleep", "mark"}
 
 
 async def test_a_rejection_goes_back_to_the_model(

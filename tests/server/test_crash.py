@@ -261,7 +261,7 @@ async def test_randomized_kill_points(tmp_path: Path, workspace: Path, mock_llm:
                 info = await client.call("operation/get", {"operationId": op})
                 # Killed while a re-run approval was waiting for its answer: the request survives the restart.
                 waiting = info["status"] == "waiting_for_human"
-                assert info["status"] in ("interrupted", "done") or waiting, info["status"]
+                assert info["status"] in ("interrupted", "done") or waiting, (info["status"], info.get("errorMessage"))
                 if waiting:
                     pending = info["pending"]["approvals"]
                     assert pending and all(a["rerun"] for a in pending), info["pending"]

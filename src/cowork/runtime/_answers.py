@@ -141,7 +141,7 @@ class Answers:
                 await self._ops.settings.allow(row.session_id, allow)
             if params.approved and handle.running:
                 # Other calls of the step are running: start this one now rather than after them.
-                await handle.runner.start_calls([entry.tool_call_id])
+                handle.runner.start_calls([entry.tool_call_id])
             else:
                 self._ops.launch(handle)
         return RespondResult(request_id=row.id, duplicate=False)

@@ -12,7 +12,7 @@ import functools
 import logging
 import time
 from datetime import UTC, datetime
-from typing import assert_never
+from typing import Any, assert_never
 
 from cowork.memory import ProfileError
 from cowork.policy import (
@@ -78,6 +78,15 @@ PLAN_MODE_REFUSAL = (
 
 C = ToolCallStatus
 S = OperationStatus
+
+
+async def _finished(tasks: list[asyncio.Task[None]]) -> None:
+    """Wait for the calls' tasks; a task that failed (its calls could not be marked started, so nothing ran) fails
+    the operation."""
+    await asyncio.wait(tasks)
+    for task in tasks:
+        if not task.cancelled() and (failure := task.exception()) is not None:
+            raise failure
 
 
 class OperationRunner(ContextSteps, ObserveSteps, ModelSteps, HumanSteps):
@@ -171,7 +180,7 @@ class OperationRunner(ContextSteps, ObserveSteps, ModelSteps, HumanSteps):
         elif isinstance(instruction, CallToolsBatch):
             await self._call_tools(list(instruction.tool_call_ids))
         elif isinstance(instruction, AwaitRunning):
-            await asyncio.wait(list(self._inflight.values()))
+            await _finished(list(self._inflight.values()))
         elif isinstance(instruction, RequestHumanApprove):
             await self._request_approvals(instruction)
         elif isinstance(instruction, AskHuman):
@@ -203,13 +212,14 @@ class OperationRunner(ContextSteps, ObserveSteps, ModelSteps, HumanSteps):
     # -- call_tool / call_tools_batch -------------------------------------------------------------------------
 
     async def _call_tools(self, call_ids: list[str]) -> None:
-        tasks = await self.start_calls(call_ids)
-        await asyncio.wait(tasks)
+        await _finished(self.start_calls(call_ids))
 
-    async def start_calls(self, call_ids: list[str]) -> list[asyncio.Task[None]]:
+    def start_calls(self, call_ids: list[str]) -> list[asyncio.Task[None]]:
         """Mark calls started and start each in its own task (its own cancel scope); returns the tasks.
 
-        Also used for a call approved while others of its step are still running, so it starts at once.
+        Also used for a call approved while others of its step are still running, so it starts at once. A call is
+        in `_inflight` from the moment it is marked started, with no wait between: the loop, deciding meanwhile,
+        waits for it (`AwaitRunning`) rather than finding a started call with nothing running it.
         """
         entries = [self.state.calls[i] for i in call_ids]
         mutations = []
@@ -223,13 +233,11 @@ class OperationRunner(ContextSteps, ObserveSteps, ModelSteps, HumanSteps):
 
         side_effects = any(e.side_effects for e in entries)
         started = self._emit(None, mark_started, urgent=side_effects)
-        if side_effects:
-            # Persist before side effects: after a crash this call shows as started, and is never silently re-run.
-            await started
         loop = asyncio.get_running_loop()
         tasks = []
         for entry in entries:
-            task = loop.create_task(self._run_one(entry), name=f"tool-{entry.name}-{entry.tool_call_id}")
+            run = self._run_one(entry, persisted=started if side_effects else None)
+            task = loop.create_task(run, name=f"tool-{entry.name}-{entry.tool_call_id}")
             self._inflight[entry.tool_call_id] = task
             task.add_done_callback(functools.partial(self._forget, entry.tool_call_id))
             tasks.append(task)
@@ -245,7 +253,10 @@ class OperationRunner(ContextSteps, ObserveSteps, ModelSteps, HumanSteps):
         if tasks:
             await asyncio.wait(tasks)
 
-    async def _run_one(self, entry: LedgerEntry) -> None:
+    async def _run_one(self, entry: LedgerEntry, *, persisted: asyncio.Future[Any] | None) -> None:
+        if persisted is not None:
+            # Persist before side effects: after a crash this call shows as started, and is never silently re-run.
+            await asyncio.shield(persisted)
         before = None
         if entry.name in DIFF_TOOLS and entry.invalid_arguments is None:
             ctx = self._tool_context(entry)
