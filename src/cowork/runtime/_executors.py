@@ -81,8 +81,8 @@ S = OperationStatus
 
 
 async def _finished(tasks: list[asyncio.Task[None]]) -> None:
-    """Wait for the calls' tasks; a task that failed (its calls could not be marked started, so nothing ran) fails
-    the operation."""
+    """Wait for the calls' tasks. One that failed (its start could not be committed, or something around the tool
+    broke; a tool's own errors are results) fails the operation with its error, not with a started call left over."""
     await asyncio.wait(tasks)
     for task in tasks:
         if not task.cancelled() and (failure := task.exception()) is not None:
