@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
-import json
 import logging
 import os
 import secrets
@@ -42,8 +41,10 @@ from cowork.notify import DesktopNotifier, GateSettings, NotificationService
 from cowork.observability import TraceQueries, Tracing
 from cowork.policy import ToolPolicies
 from cowork.prompts import gather_prompt_extras
-from cowork.protocol import AutomationChanged, HealthResult, ProtocolError, SessionCreateParams, WireModel
+from cowork.protocol import HealthResult, ProtocolError, SessionCreateParams, WireModel
 from cowork.providers import ModelChoices, ProviderService
+from cowork.relay import CHANNEL as RELAY
+from cowork.relay import NoticeRelay
 from cowork.retrieval import Retrieval, job_info
 from cowork.runtime import FORWARD_CHANNEL, Leases, RunnerDeps, Runtime, TurnRouter
 from cowork.runtime import preload as preload_runtime
@@ -58,7 +59,7 @@ from cowork.sessions import (
     SessionSettings,
     TodoList,
 )
-from cowork.store import Database, Listener, notify
+from cowork.store import Database, Listener
 from cowork.toolbox import Toolbox, ToolboxInstaller
 from cowork.tools import ToolRegistry, builtin_tools
 from cowork.usage import UsageService
@@ -116,8 +117,7 @@ class Core:
         """Events across replicas (PostgreSQL only)."""
         self.journal = Journal(self.db, self.bus, fanout=self.fanout)
         self._listener: Listener | None = None
-        self._relaying = False
-        self._relays: set[asyncio.Task[None]] = set()
+        self._relay: NoticeRelay | None = None
         self.selector = ModelSelector(self.config, dict(os.environ if env is None else env))
         self.models = ModelCache()
         self.credentials = CredentialStore(self.paths.home, backend=self.config.credentials.store)
@@ -292,8 +292,15 @@ class Core:
         if self.fanout is not None:
             self.fanout.start()
             leases = self.runtime.leases
-            channels = {CHANNEL: self.fanout.on_notify, FORWARD_CHANNEL: leases.on_notify, _CHANGED: self._on_changed}
-            self.notices.subscribe(self._announce_change)
+            relay = self._relay = NoticeRelay(
+                self.db,
+                self.notices,
+                self.replica,
+                reload=self.automations.reload,
+                readers={"automation/run": self._run_info, "notification/delivered": self.notifications.get},
+            )
+            relay.start()
+            channels = {CHANNEL: self.fanout.on_notify, FORWARD_CHANNEL: leases.on_notify, RELAY: relay.on_notify}
             self._listener = Listener(
                 self.db.url,
                 list(channels),
@@ -316,36 +323,9 @@ class Core:
         self.automation_triggers.start()
         self.checkpoints.prune_soon()
 
-    def _announce_change(self, method: str, params: WireModel) -> None:
-        """Replicas: an automation changed here; the others read theirs again (schedules, flow tools, triggers)."""
-        if method != "automation/changed" or self._relaying:
-            return
-        body = json.dumps({"replica": self.replica, "params": params.model_dump(mode="json", by_alias=True)})
-        self.db.write_soon(lambda conn: notify(conn, _CHANGED, body)).add_done_callback(_log_unannounced)
-
-    def _on_changed(self, payload: str) -> None:
-        try:
-            message = json.loads(payload)
-            changed = AutomationChanged.model_validate(message["params"])
-        except (ValueError, KeyError, TypeError):
-            log.warning("ignored a malformed change notification: %.200r", payload)
-            return
-        if message.get("replica") == self.replica:
-            return
-        task = asyncio.get_running_loop().create_task(self._relay_change(changed))
-        self._relays.add(task)
-        task.add_done_callback(self._relays.discard)
-
-    async def _relay_change(self, changed: AutomationChanged) -> None:
-        try:
-            await self.automations.reload()
-        except Exception:
-            log.warning("could not read the automations again after another replica changed one", exc_info=True)
-        self._relaying = True
-        try:
-            self.notices.publish("automation/changed", changed)  # this replica's clients see it too
-        finally:
-            self._relaying = False
+    async def _run_info(self, run_id: str) -> WireModel | None:
+        runs = await self.automations.runs(run_id=run_id, limit=1)
+        return runs[0] if runs else None
 
     async def health(self) -> HealthResult:
         """How each subsystem stands now (see `cowork.health`): cheap, read live, no network request."""
@@ -400,21 +380,14 @@ class Core:
         await self.mcp.stop()
         if self._listener is not None:
             await anyio.to_thread.run_sync(self._listener.stop)
+        if self._relay is not None:
+            await self._relay.stop()
         if self.fanout is not None:
             await self.fanout.stop()
         await self.journal.stop()
         await self.models.aclose()
         await self.providers.aclose()
         self.db.close()
-
-
-_CHANGED = "cowork_changed"
-"""Replicas: a `NOTIFY` channel saying an automation changed (its id and name), so the others read theirs again."""
-
-
-def _log_unannounced(done: asyncio.Future[None]) -> None:
-    if not done.cancelled() and done.exception() is not None:
-        log.warning("could not tell the other replicas an automation changed", exc_info=done.exception())
 
 
 def replica_id(home: Path) -> str:

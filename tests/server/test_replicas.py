@@ -280,6 +280,48 @@ async def test_an_automation_made_through_a_is_known_to_b_at_once(
         await on_b.close()
 
 
+async def test_a_run_waiting_on_a_and_its_notification_reach_a_client_on_b(
+    tmp_path: Path, workspace: Path, mock_llm: MockLLMServer, schema: PostgresSchema
+) -> None:
+    """What is pushed besides session events reaches every replica's clients: a run that waits on A for approval,
+    the urgent notification it sends, and the run's end once a client on B has approved it."""
+    flow = "name: stamp\nsteps:\n  - id: m\n    type: toolCall\n    tool: mark\n    arguments: {label: flow}\n"
+    with (
+        replica(tmp_path, "a", workspace, mock_llm, schema.url) as a,
+        replica(tmp_path, "b", workspace, mock_llm, schema.url) as b,
+    ):
+        on_a = await EventClient.connect(a.address)
+        on_b = await EventClient.connect(b.address)
+        await on_a.call("tool/setPolicy", {"name": "mark", "policy": "always"})
+        await on_a.call("automation/create", {"text": flow})
+        run = await on_a.call("automation/run", {"id": "stamp"})
+
+        def pushed(method: str) -> list[dict[str, Any]]:
+            return [p for m, p in on_b.notifications if m == method]
+
+        def run_is(status: str) -> bool:
+            return any(p["id"] == run["id"] and p["status"] == status for p in pushed("automation/run"))
+
+        await until(lambda: run_is("waiting_for_human"))
+        waiting = [p for p in pushed("automation/run") if p["status"] == "waiting_for_human"][-1]
+        assert waiting["pending"]["tool"] == "mark" and waiting["steps"]
+        await until(lambda: any(p["runId"] == run["id"] for p in pushed("notification/delivered")))
+        [notice] = pushed("notification/delivered")
+        assert notice["kind"] == "automation_approval" and notice["tier"] == "urgent"
+        assert [m for m, _ in on_a.notifications].count("notification/delivered") == 1  # told once on each replica
+
+        await on_b.call("automation/respond", {"runId": run["id"], "approve": True})
+        await until(lambda: run_is("done"))
+        await until(
+            lambda: any(
+                p["id"] == run["id"] and p["status"] == "done" for m, p in on_a.notifications if m == "automation/run"
+            )
+        )
+        assert marks(tmp_path / "marks.txt") == ["mark flow"]
+        await on_a.close()
+        await on_b.close()
+
+
 async def test_a_file_trigger_fires_one_run_across_replicas_and_the_other_leads_when_one_dies(
     tmp_path: Path, workspace: Path, mock_llm: MockLLMServer, schema: PostgresSchema
 ) -> None:

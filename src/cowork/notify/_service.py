@@ -244,6 +244,10 @@ class NotificationService:
         now = self._clock()
         await self._db.write(lambda conn: repos.notifications.settle(conn, run_id, kind, now))
 
+    async def get(self, notification_id: str) -> NotificationInfo | None:
+        row = await self._db.read(lambda conn: repos.notifications.get(conn, notification_id))
+        return _info(row) if row is not None else None
+
     async def recent(self, *, limit: int = 50, unanswered: bool = False) -> list[NotificationInfo]:
         rows = await self._db.read(lambda conn: repos.notifications.recent(conn, limit=limit, unanswered=unanswered))
         return [_info(row) for row in rows]
