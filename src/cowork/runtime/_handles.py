@@ -29,6 +29,8 @@ class Handle:
     children: set[str] = field(default_factory=set)
     spawning: int = 0
     """Sub-agents being started or run for this operation right now (the concurrency limit counts these)."""
+    leased: bool = False
+    """Replicas: its lease was taken in the transaction that recorded it, so its first run need not take it again."""
 
     @property
     def state(self) -> OperationState:

@@ -252,6 +252,7 @@ class Operations:
             compact_focus=spec.compact_focus,
         )
         handle = self._make_handle(state, spec.target, spec.workspace, spec.tool_names)
+        handle.leased = spec.running
         self.launch(handle)
         return handle
 
@@ -315,8 +316,8 @@ class Operations:
         handle.task = asyncio.get_running_loop().create_task(self._drive(handle), name=f"operation-{handle.state.id}")
 
     async def _drive(self, handle: Handle) -> None:
-        operation_id = handle.state.id
-        if not await self.leases.take(operation_id):
+        operation_id, leased, handle.leased = handle.state.id, handle.leased, False
+        if not leased and not await self.leases.take(operation_id):
             # Another replica runs it (it answered or resumed it first): this copy is stale.
             log.info("operation %s runs on another replica; not running it here", operation_id)
             self.finish(handle)
