@@ -95,6 +95,7 @@ async def test_bad_own_unknown_and_gone_messages_push_nothing(
         "[]",
         json.dumps({"method": "automation/run", "id": "r1"}),  # no replica
         said("there", "automation/run"),  # no id
+        json.dumps({"replica": "there", "method": ["automation/run"], "id": "r1"}),
         said("there", "automation/run", id=7),
         said("there", "automation/changed", params={"name": 3}),
         said("there", "session/delete", id="s1"),  # not something relayed
@@ -107,7 +108,7 @@ async def test_bad_own_unknown_and_gone_messages_push_nothing(
     await settled(seen, 1)
     assert seen.pushed == [("notification/delivered", Item(id="n1", text="first"))]
     assert seen.reloads == 0
-    assert sum("malformed" in r.getMessage() for r in caplog.records) == 6
+    assert sum("malformed" in r.getMessage() for r in caplog.records) == 7
 
 
 async def test_what_is_pushed_from_another_replica_is_not_told_back(

@@ -94,6 +94,8 @@ class NoticeRelay:
         try:
             message = json.loads(payload)
             method, replica = message["method"], message["replica"]
+            if not isinstance(method, str) or not isinstance(replica, str):
+                raise TypeError("the method and the replica are strings")
         except (ValueError, KeyError, TypeError):
             log.warning("ignored a malformed relayed notice: %.200r", payload)
             return
